@@ -1,0 +1,55 @@
+/* The case registry: each micro/*.c exports one constant table of km_case rows; micro/main.c
+ * hands every table to the harness, which filters, lists and registers them with Google Benchmark.
+ * Adding a case is one row, not a new code path. */
+#ifndef KM_REGISTRY_H
+#define KM_REGISTRY_H
+
+#include <stddef.h>
+
+typedef struct km_bench km_bench;
+
+/* One measured case. `run` sets up, verifies against a CPU reference, then times through km_bench. */
+typedef void (*km_case_fn)(km_bench *b, const void *params);
+
+enum km_case_flags {
+  KM_CASE_QUICK = 1u << 0,          /* part of --quick: the smallest sweep points */
+  KM_CASE_BASELINE = 1u << 1,       /* what a user would use instead (named baseline/...) */
+  KM_CASE_REPRESENTATIVE = 1u << 2, /* the model shape's case: shown in the latency table */
+  KM_CASE_HOST_MEMORY = 1u << 3,    /* moves bytes over PCIe: its share is of the link, not of HBM */
+};
+
+typedef struct km_case {
+  const char *name;      /* stable key primitive/variant/params, e.g. paged/gather/nhd/bs16/d128/bf16 */
+  const char *technique; /* byte-table technique it serves: paged, kv_quant, sparse_read, offload, roofline */
+  const char *summary;   /* one sentence for --list --verbose and the tables */
+  km_case_fn run;
+  const void *params;    /* the micro file's own parameter struct for this row */
+  unsigned flags;        /* enum km_case_flags */
+  const char *baseline;  /* name of the case this one is compared with (speed-up), or NULL */
+} km_case;
+
+typedef struct km_case_table {
+  const km_case *cases;
+  size_t count;
+} km_case_table;
+
+/* Filter with Google Benchmark's semantics: a regular expression searched in the name,
+ * a leading '-' negates it. Returns 0 on success, -1 (with a message in err) for a bad regex. */
+typedef struct km_filter km_filter;
+int km_filter_compile(const char *pattern, km_filter **out, char *err, size_t errlen);
+int km_filter_match(const km_filter *f, const char *name);
+void km_filter_free(km_filter *f);
+
+/* Selected cases, in table order. */
+typedef struct km_selection {
+  const km_case **cases;
+  size_t count;
+} km_selection;
+
+/* Select the cases of `tables` that match `filter` (NULL: all) and, when quick, carry KM_CASE_QUICK. */
+int km_select(const km_case_table *tables, size_t ntables, const km_filter *filter, int quick,
+              km_selection *out);
+void km_selection_free(km_selection *s);
+const km_case *km_find_case(const km_case_table *tables, size_t ntables, const char *name);
+
+#endif
