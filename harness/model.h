@@ -35,4 +35,9 @@ typedef struct km_model {
   km_layer_kind layer_kind[KM_MODEL_MAX_LAYERS]; /* per layer */
 } km_model;
 
+/* Fill m->layer_kind from a pattern repeated over m->num_layers: '*' or 'G' full attention, 'L' sliding
+ * window, 'M' Mamba, '-' or 'E' no attention (MLP / MoE). Shared by the presets and config.json parsing.
+ * 0 ok; -1 on an empty pattern or an unknown character. */
+int km_model_set_layer_pattern(km_model *m, const char *pattern);
+
 #endif

@@ -1,4 +1,4 @@
-/* The case registry: each micro/*.c exports one constant table of km_case rows; micro/main.c
+/* The case registry: each micro file exports one constant table of km_case rows; micro/main.c
  * hands every table to the harness, which filters, lists and registers them with Google Benchmark.
  * Adding a case is one row, not a new code path. */
 #ifndef KM_REGISTRY_H
@@ -47,9 +47,9 @@ typedef struct km_selection {
 } km_selection;
 
 /* Select the cases of `tables` that match `filter` (NULL: all) and, when quick, carry KM_CASE_QUICK. */
-int km_select(const km_case_table *tables, size_t ntables, const km_filter *filter, int quick,
+int km_select(const km_case_table *const *tables, size_t ntables, const km_filter *filter, int quick,
               km_selection *out);
 void km_selection_free(km_selection *s);
-const km_case *km_find_case(const km_case_table *tables, size_t ntables, const char *name);
+const km_case *km_find_case(const km_case_table *const *tables, size_t ntables, const char *name);
 
 #endif

@@ -1,0 +1,307 @@
+/* The driver: every argument is checked (flags, regex, model file, byte-table inputs, output paths,
+ * Google Benchmark's own flags) before the GPU is touched; then context, ceiling, run, outputs. */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bytes_table.h"
+#include "ceiling.h"
+#include "cli.h"
+#include "context.h"
+#include "gbench_shim.h"
+#include "output_file.h"
+#include "params.h"
+#include "results.h"
+#include "run_ctx.h"
+#include "topo.h"
+
+typedef struct km_app {
+  const km_case_table *const *tables;
+  size_t ntables;
+  km_options opts;
+  km_filter *filter;
+  km_model model;
+  km_bytes_params bytes_params;
+  km_selection sel;
+  km_gpu_info gpu;
+  km_run_ctx ctx;
+  km_results results;
+  char err[1024];
+} km_app;
+
+static int usage_error(const char *msg) {
+  fprintf(stderr, "micro: %s\n", msg);
+  return KM_EXIT_USAGE;
+}
+
+static void bytes_params_from_options(const km_options *o, km_bytes_params *p) {
+  km_bytes_params_default(p);
+  p->kv_budget = o->kv_budget;
+  p->max_model_len = o->max_model_len;
+  p->block_size = o->block_size;
+  p->host_budget = o->host_budget;
+  p->kv_dtype_bytes = o->kv_dtype_bytes;
+}
+
+/* Everything that can be wrong with the input, checked with no GPU. */
+static int check_arguments(km_app *a, int argc, char **argv) {
+  km_options_default(&a->opts);
+  if (km_options_parse(argc, argv, &a->opts, a->err, sizeof a->err)) return usage_error(a->err);
+  if (a->opts.help) return 0;
+  if (a->opts.filter && km_filter_compile(a->opts.filter, &a->filter, a->err, sizeof a->err))
+    return usage_error(a->err);
+  const char *model = a->opts.model_path ? a->opts.model_path : "qwen3-8b";
+  if (km_model_resolve(model, &a->model, a->err, sizeof a->err)) return usage_error(a->err);
+  bytes_params_from_options(&a->opts, &a->bytes_params);
+  km_table *probe = NULL;
+  if (km_bytes_table_build(&a->model, &a->bytes_params, &probe, a->err, sizeof a->err)) return usage_error(a->err);
+  km_table_free(probe);
+  if (a->opts.json_path && km_output_check_writable(a->opts.json_path, "--json", a->err, sizeof a->err))
+    return usage_error(a->err);
+  if (a->opts.params_path && km_output_check_writable(a->opts.params_path, "--params", a->err, sizeof a->err))
+    return usage_error(a->err);
+  /* Google Benchmark's own flags: argv[0] plus what followed "--" */
+  int gb_argc = a->opts.gb_argc + 1;
+  char **gb_argv = calloc((size_t)gb_argc + 1, sizeof *gb_argv);
+  if (!gb_argv) return usage_error("out of memory");
+  gb_argv[0] = argv[0];
+  for (int i = 0; i < a->opts.gb_argc; i++) gb_argv[i + 1] = a->opts.gb_argv[i];
+  int rc = gb_init(gb_argc, gb_argv, a->err, sizeof a->err);
+  free(gb_argv); /* Google Benchmark keeps copies of what it parsed */
+  if (rc) return usage_error(a->err);
+  if (km_select(a->tables, a->ntables, a->filter, a->opts.quick, &a->sel)) return usage_error("out of memory");
+  return 0;
+}
+
+/* The byte table, with the measured host-to-device rate for the reload cost when the run has one. */
+static km_table *bytes_table(km_app *a) {
+  km_table *t = NULL;
+  double h2d = 0;
+  for (size_t i = 0; i < a->results.count; i++) {
+    const km_result *r = &a->results.rows[i];
+    double v = km_result_counter(r, "reload_gbps");
+    if (!r->error && !r->skipped && v > h2d) h2d = v;
+  }
+  a->bytes_params.h2d_gbps = h2d;
+  if (km_bytes_table_build(&a->model, &a->bytes_params, &t, a->err, sizeof a->err)) return NULL;
+  return t;
+}
+
+static cJSON *tables_json(km_app *a, int with_latency) {
+  cJSON *tables = cJSON_CreateObject();
+  km_table *bt = bytes_table(a);
+  if (bt) {
+    cJSON_AddItemToObject(tables, "bytes", km_bytes_table_json(&a->model, &a->bytes_params, bt));
+    km_table_free(bt);
+  }
+  if (with_latency) {
+    km_table *lt = km_latency_table(&a->results);
+    if (lt) {
+      cJSON_AddItemToObject(tables, "latency", km_table_rows_json(lt));
+      km_table_free(lt);
+    }
+  }
+  return tables;
+}
+
+/* Google Benchmark's context fields, so its tools read the file, plus gpu, host and build. */
+static cJSON *context_json(km_app *a, int with_gpu) {
+  cJSON *c = cJSON_CreateObject();
+  char date[64], host[256] = "unknown";
+  time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+  gethostname(host, sizeof host);
+  cJSON_AddStringToObject(c, "date", date);
+  cJSON_AddStringToObject(c, "host_name", host);
+  cJSON_AddStringToObject(c, "executable", "micro");
+  cJSON_AddNumberToObject(c, "num_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+  cJSON_AddStringToObject(c, "library_build_type", "release");
+  cJSON_AddStringToObject(c, "library_version", gb_library_version());
+  if (with_gpu) {
+    cJSON_AddItemToObject(c, "gpu", km_context_gpu_json(&a->gpu));
+    cJSON_AddItemToObject(c, "host", km_context_host_json(a->ctx.topo));
+  }
+  cJSON_AddItemToObject(c, "build", km_context_build_json());
+  cJSON_AddItemToObject(c, "model", km_model_json(&a->model));
+  return c;
+}
+
+static int write_json_file(km_app *a, int with_gpu) {
+  cJSON *doc = cJSON_CreateObject();
+  cJSON_AddItemToObject(doc, "context", context_json(a, with_gpu));
+  cJSON_AddItemToObject(doc, "benchmarks", km_results_benchmarks_json(&a->results));
+  cJSON_AddItemToObject(doc, "tables", tables_json(a, with_gpu));
+  int rc = km_output_write_json(a->opts.json_path, doc, a->err, sizeof a->err);
+  cJSON_Delete(doc);
+  if (rc) fprintf(stderr, "micro: %s\n", a->err);
+  return rc;
+}
+
+static int print_bytes_table(km_app *a, FILE *out) {
+  km_table *t = bytes_table(a);
+  if (!t) return usage_error(a->err);
+  if (a->opts.format == KM_FORMAT_JSON) {
+    cJSON *o = km_bytes_table_json(&a->model, &a->bytes_params, t);
+    char *s = cJSON_Print(o);
+    if (s) fprintf(out, "%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+  } else {
+    km_table_print(t, a->opts.format, out);
+  }
+  km_table_free(t);
+  return 0;
+}
+
+/* The byte table alone: no GPU, no benchmark. */
+static int run_bytes_only(km_app *a) {
+  int rc = print_bytes_table(a, stdout);
+  if (rc == 0 && a->opts.json_path) rc = write_json_file(a, 0) ? KM_EXIT_FAILED : 0;
+  return rc;
+}
+
+static int no_device(km_app *a, int *count) {
+  cudaError_t e = cudaGetDeviceCount(count);
+  if (e != cudaSuccess || *count == 0) {
+    fprintf(stderr, "no CUDA device: %s; --list, --help and --table bytes work without one\n",
+            e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+    return 1;
+  }
+  return 0;
+}
+
+/* Bind this thread to the GPU's nearest cpuset, so first-touch host memory lands on its NUMA node. */
+static void bind_near_gpu(km_app *a) {
+  if (!a->ctx.topo) return;
+  hwloc_const_cpuset_t cs = km_topo_gpu_cpuset(a->ctx.topo);
+  if (cs && hwloc_set_cpubind(km_topo_hwloc(a->ctx.topo), cs, HWLOC_CPUBIND_THREAD) != 0)
+    fprintf(stderr, "note: could not bind to the GPU's cpuset; host buffers may sit on another NUMA node\n");
+}
+
+static int setup_device(km_app *a) {
+  km_run_ctx *c = &a->ctx;
+  c->opts = &a->opts;
+  c->model = &a->model;
+  c->device = a->opts.device;
+  c->samples = a->opts.quick ? KM_SAMPLES_QUICK : KM_SAMPLES_DEFAULT;
+  c->seed_base = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+  cudaError_t e = cudaSetDevice(c->device);
+  if (e == cudaSuccess) e = cudaGetDeviceProperties(&c->prop, c->device);
+  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "micro: device %d: %s\n", c->device, cudaGetErrorString(e));
+    return KM_EXIT_FAILED;
+  }
+  if (km_gpu_info_query(c->device, &a->gpu, a->err, sizeof a->err)) {
+    fprintf(stderr, "micro: %s\n", a->err);
+    return KM_EXIT_FAILED;
+  }
+  c->topo = km_topo_load(a->gpu.pci_bus_id, a->err, sizeof a->err);
+  if (!c->topo) fprintf(stderr, "note: %s; host rows will say so\n", a->err);
+  c->link_gbps = c->topo ? km_topo_link_gbps(c->topo) : 0.0;
+  bind_near_gpu(a);
+  double cv = 0;
+  if (km_ceiling_measure(c->stream, (size_t)c->prop.l2CacheSize, &c->ceiling_gbps, &cv, a->err, sizeof a->err)) {
+    fprintf(stderr, "micro: %s\n", a->err);
+    return KM_EXIT_FAILED;
+  }
+  a->gpu.ceiling_gbps = c->ceiling_gbps;
+  return 0;
+}
+
+static void on_run(const gb_run *run, void *user) {
+  km_app *a = user;
+  const km_case *c = km_find_case(a->tables, a->ntables, run->name);
+  if (km_results_add(&a->results, run, c)) fprintf(stderr, "micro: out of memory keeping results\n");
+}
+
+static void add_gb_context(km_app *a) {
+  char buf[64];
+  gb_add_context("gpu", a->gpu.name);
+  snprintf(buf, sizeof buf, "%.0f", a->ctx.ceiling_gbps);
+  gb_add_context("ceiling_gbps", buf);
+  gb_add_context("kvmicro_revision", km_build_revision());
+}
+
+static int run_benchmarks(km_app *a) {
+  int human = a->opts.format == KM_FORMAT_TEXT || a->opts.format == KM_FORMAT_MARKDOWN;
+  FILE *info = human ? stdout : stderr;
+  int rc = setup_device(a);
+  if (rc) return rc;
+  km_context_print_banner(&a->gpu, a->ctx.topo, info);
+  fflush(info);
+  for (size_t i = 0; i < a->sel.count; i++)
+    if (km_bench_register(&a->ctx, a->sel.cases[i])) {
+      fprintf(stderr, "micro: could not register %s\n", a->sel.cases[i]->name);
+      return KM_EXIT_FAILED;
+    }
+  add_gb_context(a);
+  if (gb_run_all(on_run, a, human, a->err, sizeof a->err) < 0) {
+    fprintf(stderr, "micro: %s\n", a->err);
+    return KM_EXIT_FAILED;
+  }
+  if (human) fputc('\n', stdout);
+  if (a->opts.tables != KM_TABLES_BYTES) {
+    km_table *lt = km_latency_table(&a->results);
+    if (lt) km_table_print(lt, a->opts.format, stdout);
+    km_table_free(lt);
+  }
+  if (a->opts.tables == KM_TABLES_ALL) {
+    if (human) fputc('\n', stdout);
+    print_bytes_table(a, stdout);
+  }
+  if (a->opts.json_path && write_json_file(a, 1)) return KM_EXIT_FAILED;
+  if (a->opts.params_path && km_params_write(a->opts.params_path, &a->results, &a->model, &a->bytes_params,
+                                             a->ctx.ceiling_gbps, a->err, sizeof a->err)) {
+    fprintf(stderr, "micro: %s\n", a->err);
+    return KM_EXIT_FAILED;
+  }
+  if (a->ctx.errors) fprintf(stderr, "micro: %d case(s) failed their check or a CUDA call\n", a->ctx.errors);
+  return a->ctx.errors ? KM_EXIT_FAILED : KM_EXIT_OK;
+}
+
+static void app_free(km_app *a) {
+  km_selection_free(&a->sel);
+  km_filter_free(a->filter);
+  km_results_free(&a->results);
+  if (a->ctx.stream) cudaStreamDestroy(a->ctx.stream);
+  km_topo_free(a->ctx.topo);
+}
+
+int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables) {
+  km_app *a = calloc(1, sizeof *a);
+  if (!a) return usage_error("out of memory");
+  a->tables = tables;
+  a->ntables = ntables;
+  int rc = check_arguments(a, argc, argv);
+  if (rc == 0 && a->opts.help) {
+    km_options_usage(stdout);
+  } else if (rc == 0 && a->opts.list) {
+    for (size_t i = 0; i < a->sel.count; i++) printf("%s\n", a->sel.cases[i]->name);
+  } else if (rc == 0 && a->opts.tables == KM_TABLES_BYTES) {
+    rc = run_bytes_only(a);
+  } else if (rc == 0) {
+    int count = 0;
+    if (a->sel.count == 0) {
+      rc = usage_error("no case matches --filter (see --list)");
+    } else if (no_device(a, &count)) {
+      rc = KM_EXIT_NO_DEVICE;
+    } else if (a->opts.device >= count) {
+      snprintf(a->err, sizeof a->err, "--device %d: only %d CUDA device(s) present (0..%d)", a->opts.device, count,
+               count - 1);
+      rc = usage_error(a->err);
+    } else {
+      rc = run_benchmarks(a);
+    }
+  }
+  gb_shutdown();
+  app_free(a);
+  free(a);
+  return rc;
+}

@@ -1,0 +1,12 @@
+/* The ./micro program over a set of case tables: arguments first, then the byte table or the run. */
+#ifndef KM_APP_H
+#define KM_APP_H
+
+#include <stddef.h>
+
+#include "registry.h"
+
+/* Returns the exit status: 0 ok, 1 a case failed, 2 bad input, 3 no CUDA device. */
+int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables);
+
+#endif

@@ -1,0 +1,124 @@
+/* Device, host and build description. Clocks come from device attributes (CUDA 13 dropped them from
+ * cudaDeviceProp); the theoretical bandwidth assumes double data rate, as HBM and GDDR both report. */
+#include "context.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "topo.h"
+
+const char *km_build_revision(void) { return KM_GIT_REV; }
+
+static int attr(enum cudaDeviceAttr a, int device) {
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, a, device) != cudaSuccess) return 0;
+  return v;
+}
+
+int km_gpu_info_query(int device, km_gpu_info *g, char *err, size_t errlen) {
+  memset(g, 0, sizeof *g);
+  struct cudaDeviceProp p;
+  cudaError_t e = cudaGetDeviceProperties(&p, device);
+  if (e != cudaSuccess) {
+    snprintf(err, errlen, "cudaGetDeviceProperties(%d) failed: %s", device, cudaGetErrorString(e));
+    return -1;
+  }
+  snprintf(g->name, sizeof g->name, "%s", p.name);
+  g->cc_major = p.major;
+  g->cc_minor = p.minor;
+  g->sms = p.multiProcessorCount;
+  g->sm_clock_mhz = attr(cudaDevAttrClockRate, device) / 1000;
+  g->mem_clock_mhz = attr(cudaDevAttrMemoryClockRate, device) / 1000;
+  g->bus_width_bits = attr(cudaDevAttrGlobalMemoryBusWidth, device);
+  g->theoretical_gbps = 2.0 * g->mem_clock_mhz * 1e6 * (g->bus_width_bits / 8.0) / 1e9;
+  g->mem_gib = p.totalGlobalMem / 1073741824.0;
+  g->l2_bytes = p.l2CacheSize;
+  g->ecc = attr(cudaDevAttrEccEnabled, device);
+  cudaDriverGetVersion(&g->driver_version);
+  cudaRuntimeGetVersion(&g->runtime_version);
+  if (cudaDeviceGetPCIBusId(g->pci_bus_id, sizeof g->pci_bus_id, device) != cudaSuccess)
+    snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "unknown");
+  return 0;
+}
+
+static void version_string(int v, char *buf, size_t len) { snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10); }
+
+void km_context_print_banner(const km_gpu_info *g, struct km_topo *topo, FILE *out) {
+  char drv[16], rt[16], cpus[128] = "unknown";
+  version_string(g->driver_version, drv, sizeof drv);
+  version_string(g->runtime_version, rt, sizeof rt);
+  fprintf(out, "kvmicro %s\n", km_build_revision());
+  fprintf(out, "GPU      %s (cc %d.%d, %d SMs, %d MHz SM, %d MHz memory), PCI %s\n", g->name, g->cc_major,
+          g->cc_minor, g->sms, g->sm_clock_mhz, g->mem_clock_mhz, g->pci_bus_id);
+  fprintf(out, "memory   %.1f GiB, %d-bit bus, %.0f GB/s theoretical, L2 %.1f MiB, ECC %s\n", g->mem_gib,
+          g->bus_width_bits, g->theoretical_gbps, g->l2_bytes / 1048576.0, g->ecc ? "on" : "off");
+  fprintf(out, "software driver %s, runtime %s\n", drv, rt);
+  if (g->ceiling_gbps > 0)
+    fprintf(out, "ceiling  %.0f GB/s d2d cudaMemcpyAsync (bytes read + written), %.1f%% of theoretical\n",
+            g->ceiling_gbps, 100.0 * g->ceiling_gbps / g->theoretical_gbps);
+  if (topo) {
+    km_topo_cpuset_string(topo, cpus, sizeof cpus);
+    double link = km_topo_link_gbps(topo);
+    fprintf(out, "host     %d NUMA node(s), GPU nearest node %d, cpuset %s, PCIe link ", km_topo_numa_count(topo),
+            km_topo_gpu_near_node(topo), cpus);
+    if (link > 0)
+      fprintf(out, "%.2f GB/s (hwloc)\n", link);
+    else
+      fprintf(out, "unknown (hwloc reports none)\n");
+  } else {
+    fprintf(out, "host     topology unavailable (hwloc could not load it)\n");
+  }
+}
+
+cJSON *km_context_gpu_json(const km_gpu_info *g) {
+  char buf[16];
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", g->name);
+  snprintf(buf, sizeof buf, "%d.%d", g->cc_major, g->cc_minor);
+  cJSON_AddStringToObject(o, "compute_capability", buf);
+  cJSON_AddNumberToObject(o, "sms", g->sms);
+  cJSON_AddNumberToObject(o, "sm_clock_mhz", g->sm_clock_mhz);
+  cJSON_AddNumberToObject(o, "memory_clock_mhz", g->mem_clock_mhz);
+  cJSON_AddNumberToObject(o, "memory_gib", g->mem_gib);
+  cJSON_AddNumberToObject(o, "bus_width_bits", g->bus_width_bits);
+  cJSON_AddNumberToObject(o, "theoretical_gbps", g->theoretical_gbps);
+  cJSON_AddNumberToObject(o, "l2_bytes", g->l2_bytes);
+  cJSON_AddBoolToObject(o, "ecc", g->ecc);
+  version_string(g->driver_version, buf, sizeof buf);
+  cJSON_AddStringToObject(o, "driver", buf);
+  version_string(g->runtime_version, buf, sizeof buf);
+  cJSON_AddStringToObject(o, "runtime", buf);
+  cJSON_AddStringToObject(o, "pci_bus_id", g->pci_bus_id);
+  cJSON_AddNumberToObject(o, "ceiling_gbps", g->ceiling_gbps);
+  cJSON_AddStringToObject(o, "ceiling_method", "device-to-device cudaMemcpyAsync of >= 8x L2, bytes read + written");
+  return o;
+}
+
+cJSON *km_context_host_json(struct km_topo *topo) {
+  cJSON *o = cJSON_CreateObject();
+  char host[256] = "unknown", cpus[256] = "unknown";
+  gethostname(host, sizeof host);
+  cJSON_AddStringToObject(o, "hostname", host);
+  cJSON_AddNumberToObject(o, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+  if (topo) {
+    km_topo_cpuset_string(topo, cpus, sizeof cpus);
+    cJSON_AddNumberToObject(o, "numa_nodes", km_topo_numa_count(topo));
+    cJSON_AddNumberToObject(o, "gpu_numa_node", km_topo_gpu_near_node(topo));
+    cJSON_AddNumberToObject(o, "far_numa_node", km_topo_gpu_far_node(topo));
+    cJSON_AddStringToObject(o, "gpu_cpuset", cpus);
+    cJSON_AddNumberToObject(o, "pcie_link_gbps", km_topo_link_gbps(topo));
+  }
+  return o;
+}
+
+cJSON *km_context_build_json(void) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "git_revision", KM_GIT_REV);
+  cJSON_AddStringToObject(o, "build_type", KM_BUILD_TYPE);
+  cJSON_AddStringToObject(o, "cuda_architectures", KM_CUDA_ARCHS);
+  cJSON_AddStringToObject(o, "google_benchmark", KM_GB_VERSION);
+  cJSON_AddNumberToObject(o, "cuda_runtime_built", CUDART_VERSION);
+  return o;
+}

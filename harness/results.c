@@ -1,0 +1,300 @@
+/* Result rows: a deep copy of each run Google Benchmark reports, so outputs are written after the
+ * run from one list, and the same list can be read back from a JSON file. */
+#include "results.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_or_empty(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  char *d = malloc(n + 1);
+  if (d) {
+    if (n) memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+static km_result *append(km_results *r) {
+  if (r->count == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 64;
+    km_result *rows = realloc(r->rows, cap * sizeof *rows);
+    if (!rows) return NULL;
+    r->rows = rows;
+    r->cap = cap;
+  }
+  km_result *row = &r->rows[r->count++];
+  memset(row, 0, sizeof *row);
+  return row;
+}
+
+static int set_counters(km_result *row, size_t n, const char *const *names, const double *values) {
+  row->ncounters = n;
+  row->counter_names = calloc(n ? n : 1, sizeof *row->counter_names);
+  row->counter_values = calloc(n ? n : 1, sizeof *row->counter_values);
+  if (!row->counter_names || !row->counter_values) return -1;
+  for (size_t i = 0; i < n; i++) {
+    row->counter_names[i] = dup_or_empty(names[i]);
+    row->counter_values[i] = values[i];
+  }
+  return 0;
+}
+
+int km_results_add(km_results *r, const gb_run *run, const km_case *c) {
+  km_result *row = append(r);
+  if (!row) return -1;
+  row->name = dup_or_empty(run->name);
+  row->full_name = dup_or_empty(run->full_name);
+  row->run_name = dup_or_empty(run->run_name);
+  row->aggregate_name = dup_or_empty(run->aggregate_name);
+  row->aggregate_unit = dup_or_empty(run->aggregate_unit);
+  row->time_unit = dup_or_empty(run->time_unit);
+  row->message = dup_or_empty(run->message);
+  row->label = dup_or_empty(run->label);
+  row->technique = dup_or_empty(c ? c->technique : "");
+  row->baseline = dup_or_empty(c && c->baseline ? c->baseline : "");
+  row->representative = c && (c->flags & KM_CASE_REPRESENTATIVE);
+  row->is_aggregate = run->is_aggregate;
+  row->error = run->error;
+  row->skipped = run->skipped;
+  row->family_index = run->family_index;
+  row->per_family_instance_index = run->per_family_instance_index;
+  row->repetitions = run->repetitions;
+  row->repetition_index = run->repetition_index;
+  row->threads = run->threads;
+  row->iterations = run->iterations;
+  row->real_time = run->real_time;
+  row->cpu_time = run->cpu_time;
+  row->c = c;
+  return set_counters(row, run->ncounters, run->counter_names, run->counter_values);
+}
+
+void km_results_free(km_results *r) {
+  for (size_t i = 0; i < r->count; i++) {
+    km_result *row = &r->rows[i];
+    char *strs[] = {row->name, row->full_name, row->run_name, row->aggregate_name, row->aggregate_unit,
+                    row->time_unit, row->message, row->label, row->technique, row->baseline};
+    for (size_t s = 0; s < sizeof strs / sizeof strs[0]; s++) free(strs[s]);
+    for (size_t k = 0; k < row->ncounters; k++) free(row->counter_names[k]);
+    free(row->counter_names);
+    free(row->counter_values);
+  }
+  free(r->rows);
+  memset(r, 0, sizeof *r);
+}
+
+double km_result_counter(const km_result *row, const char *name) {
+  for (size_t i = 0; i < row->ncounters; i++)
+    if (strcmp(row->counter_names[i], name) == 0) return row->counter_values[i];
+  return NAN;
+}
+
+/* The row that stands for a case: its only iteration, or the median aggregate when repeated. */
+static int is_primary(const km_result *row) {
+  if (row->repetitions > 1) return row->is_aggregate && strcmp(row->aggregate_name, "median") == 0;
+  return !row->is_aggregate;
+}
+
+const km_result *km_results_find(const km_results *r, const char *name) {
+  for (size_t i = 0; i < r->count; i++)
+    if (is_primary(&r->rows[i]) && strcmp(r->rows[i].name, name) == 0) return &r->rows[i];
+  return NULL;
+}
+
+cJSON *km_results_benchmarks_json(const km_results *r) {
+  cJSON *arr = cJSON_CreateArray();
+  for (size_t i = 0; arr && i < r->count; i++) {
+    const km_result *row = &r->rows[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", row->full_name);
+    cJSON_AddNumberToObject(o, "family_index", (double)row->family_index);
+    cJSON_AddNumberToObject(o, "per_family_instance_index", (double)row->per_family_instance_index);
+    cJSON_AddStringToObject(o, "run_name", row->run_name);
+    cJSON_AddStringToObject(o, "run_type", row->is_aggregate ? "aggregate" : "iteration");
+    cJSON_AddNumberToObject(o, "repetitions", (double)row->repetitions);
+    cJSON_AddNumberToObject(o, "repetition_index", (double)row->repetition_index);
+    cJSON_AddNumberToObject(o, "threads", (double)row->threads);
+    if (row->is_aggregate) {
+      cJSON_AddStringToObject(o, "aggregate_name", row->aggregate_name);
+      cJSON_AddStringToObject(o, "aggregate_unit", row->aggregate_unit);
+    }
+    if (row->error || row->skipped) {
+      cJSON_AddBoolToObject(o, "error_occurred", row->error);
+      cJSON_AddStringToObject(o, "error_message", row->message);
+    }
+    cJSON_AddNumberToObject(o, "iterations", (double)row->iterations);
+    cJSON_AddNumberToObject(o, "real_time", row->real_time);
+    cJSON_AddNumberToObject(o, "cpu_time", row->cpu_time);
+    cJSON_AddStringToObject(o, "time_unit", row->time_unit);
+    if (row->label[0]) cJSON_AddStringToObject(o, "label", row->label);
+    for (size_t k = 0; k < row->ncounters; k++)
+      if (isfinite(row->counter_values[k])) cJSON_AddNumberToObject(o, row->counter_names[k], row->counter_values[k]);
+    /* kvmicro's own fields, beside Google Benchmark's */
+    cJSON_AddStringToObject(o, "kvmicro_name", row->name);
+    cJSON_AddStringToObject(o, "technique", row->technique);
+    if (row->skipped) cJSON_AddBoolToObject(o, "skipped", 1);
+    if (row->baseline[0]) cJSON_AddStringToObject(o, "baseline", row->baseline);
+    cJSON_AddBoolToObject(o, "representative", row->representative);
+    cJSON_AddItemToArray(arr, o);
+  }
+  return arr;
+}
+
+/* ---- reading back */
+static const char *json_str(const cJSON *o, const char *key, const char *fallback) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : fallback;
+}
+
+static int json_num(const cJSON *o, const char *key, double *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!cJSON_IsNumber(v)) return -1;
+  *out = v->valuedouble;
+  return 0;
+}
+
+/* Fields Google Benchmark writes that are not counters. */
+static int is_standard_field(const char *k) {
+  static const char *const std_keys[] = {"family_index", "per_family_instance_index", "repetitions",
+                                         "repetition_index", "threads", "iterations", "real_time", "cpu_time"};
+  for (size_t i = 0; i < sizeof std_keys / sizeof std_keys[0]; i++)
+    if (strcmp(k, std_keys[i]) == 0) return 1;
+  return 0;
+}
+
+static int row_from_json(const cJSON *o, km_results *out, size_t index, char *err, size_t errlen) {
+  const char *full = json_str(o, "name", NULL);
+  double real_time, cpu_time;
+  if (!full || json_num(o, "real_time", &real_time) || json_num(o, "cpu_time", &cpu_time)) {
+    snprintf(err, errlen, "benchmarks[%zu]: missing name, real_time or cpu_time", index);
+    return -1;
+  }
+  km_result *row = append(out);
+  if (!row) return -1;
+  double v = 0;
+  row->full_name = dup_or_empty(full);
+  row->name = dup_or_empty(json_str(o, "kvmicro_name", full));
+  row->run_name = dup_or_empty(json_str(o, "run_name", full));
+  row->is_aggregate = strcmp(json_str(o, "run_type", "iteration"), "aggregate") == 0;
+  row->aggregate_name = dup_or_empty(json_str(o, "aggregate_name", ""));
+  row->aggregate_unit = dup_or_empty(json_str(o, "aggregate_unit", "time"));
+  row->time_unit = dup_or_empty(json_str(o, "time_unit", "ns"));
+  row->message = dup_or_empty(json_str(o, "error_message", ""));
+  row->label = dup_or_empty(json_str(o, "label", ""));
+  row->technique = dup_or_empty(json_str(o, "technique", ""));
+  row->baseline = dup_or_empty(json_str(o, "baseline", ""));
+  row->representative = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "representative"));
+  row->skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "skipped"));
+  row->error = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "error_occurred")) && !row->skipped;
+  row->real_time = real_time;
+  row->cpu_time = cpu_time;
+  row->repetitions = json_num(o, "repetitions", &v) ? 1 : (int64_t)v;
+  row->repetition_index = json_num(o, "repetition_index", &v) ? 0 : (int64_t)v;
+  row->iterations = json_num(o, "iterations", &v) ? 0 : (int64_t)v;
+  row->threads = json_num(o, "threads", &v) ? 1 : (int64_t)v;
+  row->family_index = json_num(o, "family_index", &v) ? (int64_t)index : (int64_t)v;
+  row->per_family_instance_index = json_num(o, "per_family_instance_index", &v) ? 0 : (int64_t)v;
+  size_t n = 0;
+  for (const cJSON *c = o->child; c; c = c->next)
+    if (cJSON_IsNumber(c) && !is_standard_field(c->string)) n++;
+  row->counter_names = calloc(n ? n : 1, sizeof *row->counter_names);
+  row->counter_values = calloc(n ? n : 1, sizeof *row->counter_values);
+  if (!row->counter_names || !row->counter_values) return -1;
+  for (const cJSON *c = o->child; c; c = c->next)
+    if (cJSON_IsNumber(c) && !is_standard_field(c->string)) {
+      row->counter_names[row->ncounters] = dup_or_empty(c->string);
+      row->counter_values[row->ncounters++] = c->valuedouble;
+    }
+  return 0;
+}
+
+int km_results_from_json(const cJSON *benchmarks, km_results *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  if (!cJSON_IsArray(benchmarks)) {
+    snprintf(err, errlen, "\"benchmarks\" is missing or not an array");
+    return -1;
+  }
+  size_t i = 0;
+  for (const cJSON *o = benchmarks->child; o; o = o->next, i++) {
+    if (!cJSON_IsObject(o)) {
+      snprintf(err, errlen, "benchmarks[%zu] is not an object", i);
+      km_results_free(out);
+      return -1;
+    }
+    if (row_from_json(o, out, i, err, errlen) != 0) {
+      km_results_free(out);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the latency table */
+static const char *const technique_order[] = {"roofline", "gqa", "cross_layer", "mla", "sliding_window",
+                                              "hybrid_mamba", "kv_quant", "eviction", "compressed",
+                                              "prefix_reuse", "sparse_read", "paged", "offload"};
+
+static size_t technique_rank(const char *t) {
+  size_t n = sizeof technique_order / sizeof technique_order[0];
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(t, technique_order[i]) == 0) return i;
+  return n;
+}
+
+static int wanted(const km_results *r, const km_result *row, int any_representative) {
+  if (!is_primary(row)) return 0;
+  if (!any_representative || row->representative || strcmp(row->technique, "roofline") == 0) return 1;
+  for (size_t i = 0; i < r->count; i++) /* a baseline some representative row is compared with */
+    if (r->rows[i].representative && strcmp(r->rows[i].baseline, row->name) == 0) return 1;
+  return 0;
+}
+
+static void status_text(const km_result *row, char *buf, size_t len) {
+  if (row->error)
+    snprintf(buf, len, "ERROR %s", row->message);
+  else if (row->skipped)
+    snprintf(buf, len, "%s", row->message);
+  else if (km_result_counter(row, "verified") != 1.0)
+    snprintf(buf, len, "unverified%s", km_result_counter(row, "noisy") == 1.0 ? ", noisy" : "");
+  else
+    snprintf(buf, len, "%s%s%s", km_result_counter(row, "noisy") == 1.0 ? "noisy" : "ok", row->label[0] ? "; " : "",
+             row->label);
+}
+
+km_table *km_latency_table(const km_results *r) {
+  static const km_column cols[] = {
+      {"case", "case", 0},           {"median_us", "median us", 1}, {"cv_pct", "CV %", 1},
+      {"gbps", "GB/s", 1},           {"pct_of_ceiling", "% ceiling", 1},
+      {"ns_per_token_layer", "ns/token/layer", 1}, {"speedup_vs_baseline", "x baseline", 1},
+      {"status", "status", 0},
+  };
+  km_table *t = km_table_new("Latency and bandwidth (median of samples; bytes read + written)", cols,
+                             sizeof cols / sizeof cols[0]);
+  if (!t) return NULL;
+  int any_rep = 0;
+  for (size_t i = 0; i < r->count; i++) any_rep |= r->rows[i].representative && is_primary(&r->rows[i]);
+  size_t nt = sizeof technique_order / sizeof technique_order[0];
+  for (size_t rank = 0; rank <= nt; rank++)
+    for (size_t i = 0; i < r->count; i++) {
+      const km_result *row = &r->rows[i];
+      if (technique_rank(row->technique) != rank || !wanted(r, row, any_rep)) continue;
+      size_t k = km_table_add_row(t, row->technique[0] ? row->technique : "other");
+      char status[512];
+      km_table_set_text(t, k, 0, row->name);
+      if (!row->error && !row->skipped) {
+        double med = km_result_counter(row, "median_us");
+        km_table_set_number(t, k, 1, med, med < 100 ? 2 : 1);
+        km_table_set_number(t, k, 2, 100.0 * km_result_counter(row, "cv"), 1);
+        km_table_set_number(t, k, 3, km_result_counter(row, "GB/s"), 1);
+        km_table_set_number(t, k, 4, km_result_counter(row, "pct_of_ceiling"), 1);
+        km_table_set_number(t, k, 5, km_result_counter(row, "ns_per_token_layer"), 3);
+        const km_result *base = row->baseline[0] ? km_results_find(r, row->baseline) : NULL;
+        if (base && !base->error && !base->skipped)
+          km_table_set_number(t, k, 6, km_result_counter(base, "median_us") / med, 2);
+      }
+      status_text(row, status, sizeof status);
+      km_table_set_text(t, k, 7, status);
+    }
+  return t;
+}

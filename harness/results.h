@@ -1,0 +1,49 @@
+/* Every finished run, as Google Benchmark handed it over (plus the case it came from), and what is
+ * made of them: the benchmarks array of the JSON file and the latency table. */
+#ifndef KM_RESULTS_H
+#define KM_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "gbench_shim.h"
+#include "registry.h"
+#include "table.h"
+
+typedef struct km_result {
+  char *name, *full_name, *run_name, *aggregate_name, *aggregate_unit, *time_unit, *message, *label;
+  int is_aggregate, error, skipped;
+  int64_t family_index, per_family_instance_index, repetitions, repetition_index, threads, iterations;
+  double real_time, cpu_time;
+  size_t ncounters;
+  char **counter_names;
+  double *counter_values;
+  const km_case *c; /* NULL for a result read from a file */
+  char *technique;  /* the case's, or the file's */
+  char *baseline;   /* name of the case it is compared with, "" for none */
+  int representative;
+} km_result;
+
+typedef struct km_results {
+  km_result *rows;
+  size_t count, cap;
+} km_results;
+
+int km_results_add(km_results *r, const gb_run *run, const km_case *c);
+void km_results_free(km_results *r);
+/* The value of a counter, or NaN when the run has none. */
+double km_result_counter(const km_result *row, const char *name);
+const km_result *km_results_find(const km_results *r, const char *name);
+
+/* Google Benchmark's "benchmarks" array (names, run types, times, counters) plus kvmicro's fields. */
+cJSON *km_results_benchmarks_json(const km_results *r);
+/* Read a "benchmarks" array back (report tool). 0 ok; -1 with one line in err. */
+int km_results_from_json(const cJSON *benchmarks, km_results *out, char *err, size_t errlen);
+
+/* The latency table: the representative rows (and their baselines) when the run has any, else all;
+ * grouped by technique in the byte table's order. */
+km_table *km_latency_table(const km_results *r);
+
+#endif

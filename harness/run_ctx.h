@@ -1,0 +1,41 @@
+/* The state of one ./micro run that every case shares: options, device, ceiling, model, topology,
+ * stream, and the error count that decides the exit status. Passed around, never global. */
+#ifndef KM_RUN_CTX_H
+#define KM_RUN_CTX_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cli.h"
+#include "model.h"
+#include "registry.h"
+
+struct km_topo;
+
+/* Each timed sample lasts at least this long, so launch overhead and event resolution
+ * (about 0.5 us) stay under 1% of it; short kernels are batched to reach it. */
+#define KM_MIN_SAMPLE_SECONDS 200e-6
+/* Samples per case: enough for a stable median and a meaningful CV at ~10 ms per case. */
+#define KM_SAMPLES_DEFAULT 20
+#define KM_SAMPLES_QUICK 7
+
+typedef struct km_run_ctx {
+  const km_options *opts;
+  const km_model *model;
+  struct km_topo *topo;        /* NULL when hwloc could not load */
+  int device;
+  struct cudaDeviceProp prop;
+  cudaStream_t stream;
+  double ceiling_gbps;         /* d2d cudaMemcpyAsync measured at start-up */
+  double link_gbps;            /* PCIe link from hwloc, 0 unknown */
+  int samples;                 /* timed samples per case */
+  uint64_t seed_base;
+  int errors;                  /* cases that failed their check or a CUDA call */
+  int skips;
+} km_run_ctx;
+
+/* Register one case with Google Benchmark; the harness wraps it in a km_bench. */
+int km_bench_register(km_run_ctx *ctx, const km_case *c);
+
+#endif

@@ -1,0 +1,16 @@
+/* The case table each micro file exports, and the list of all of them (micro/registry.c). */
+#ifndef KM_MICRO_TABLES_H
+#define KM_MICRO_TABLES_H
+
+#include "registry.h"
+
+extern const km_case_table km_roofline_table; /* micro/roofline.c */
+extern const km_case_table km_paged_table;    /* micro/paged.c */
+extern const km_case_table km_quant_table;    /* micro/quant.c */
+extern const km_case_table km_sparse_table;   /* micro/sparse.c */
+extern const km_case_table km_offload_table;  /* micro/offload.c */
+
+extern const km_case_table *const km_all_tables[];
+extern const size_t km_all_table_count;
+
+#endif

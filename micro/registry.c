@@ -1,0 +1,7 @@
+/* Every family's case table, in the byte table's technique order. Adding a family is one line here. */
+#include "micro_tables.h"
+
+const km_case_table *const km_all_tables[] = {
+    &km_roofline_table,
+};
+const size_t km_all_table_count = sizeof km_all_tables / sizeof km_all_tables[0];

@@ -1,0 +1,113 @@
+/* The ceilings as benchmarks: device-to-device cudaMemcpyAsync (the reference every GPU row is a
+ * share of), and SM kernels that copy, only read, and only write with 16-byte vectors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fill.h"
+#include "micro_tables.h"
+#include "roofline.h"
+#include "verify.h"
+
+typedef enum roof_kind { ROOF_MEMCPY, ROOF_SM_COPY, ROOF_SM_READ, ROOF_SM_WRITE, ROOF_KIND_COUNT } roof_kind;
+
+typedef struct roof_params {
+  roof_kind kind;
+} roof_params;
+
+typedef struct roof_run {
+  void *src, *dst;
+  size_t bytes;
+  unsigned long long *xor_out;
+  int sms;
+  roof_kind kind;
+} roof_run;
+
+static const uint64_t kPattern = 0xA5C3F00D12345678ull;
+
+static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
+  roof_run *r = arg;
+  switch (r->kind) {
+    case ROOF_MEMCPY: return cudaMemcpyAsync(r->dst, r->src, r->bytes, cudaMemcpyDeviceToDevice, s);
+    case ROOF_SM_COPY: return km_copy_vec16(r->dst, r->src, r->bytes, r->sms, s);
+    case ROOF_SM_READ: return km_read_xor(r->src, r->bytes, r->xor_out, r->sms, s);
+    default: return km_write_pattern(r->dst, r->bytes, kPattern, r->sms, s);
+  }
+}
+
+/* Size of the working set: as large as the start-up ceiling's buffers (>= 8x L2, >= 1 GiB). */
+static size_t roof_bytes(km_bench *b) {
+  size_t big = km_bench_big_bytes(b), gib = (size_t)1 << 30;
+  return (big > gib ? big : gib) & ~(size_t)0xFFFF;
+}
+
+static unsigned long long cpu_xor(const void *p, size_t bytes) {
+  const unsigned long long *w = p;
+  unsigned long long acc = 0;
+  for (size_t i = 0; i < bytes / 8; i++) acc ^= w[i];
+  return acc;
+}
+
+static void verify(km_bench *b, roof_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  size_t n = r->bytes;
+  unsigned char *want = km_bench_host_alloc(b, n), *got = km_bench_host_alloc(b, n);
+  if (!want || !got) return;
+  if (r->src) KM_CUDA(b, km_fill_random_bits(r->src, n, km_bench_seed(b), s));
+  if (r->dst) KM_CUDA(b, cudaMemsetAsync(r->dst, 0xFF, n, s)); /* poison */
+  if (r->xor_out) KM_CUDA(b, cudaMemsetAsync(r->xor_out, 0, sizeof *r->xor_out, s));
+  KM_CUDA(b, enqueue(r, 0, s));
+  if (r->kind == ROOF_SM_READ) {
+    unsigned long long dev = 0;
+    KM_CUDA(b, cudaMemcpyAsync(&dev, r->xor_out, sizeof dev, cudaMemcpyDeviceToHost, s));
+    KM_CUDA(b, cudaMemcpyAsync(want, r->src, n, cudaMemcpyDeviceToHost, s));
+    KM_CUDA(b, cudaStreamSynchronize(s));
+    unsigned long long ref = cpu_xor(want, n);
+    if (dev != ref) km_bench_mismatch(b, "xor of all words: got %016llx, want %016llx", dev, ref);
+    km_bench_verified(b, dev != ref, 1, "bitwise xor of every 64-bit word");
+    return;
+  }
+  KM_CUDA(b, cudaMemcpyAsync(got, r->dst, n, cudaMemcpyDeviceToHost, s));
+  if (r->kind == ROOF_SM_WRITE) {
+    for (size_t i = 0; i < n / 8; i++) memcpy(want + 8 * i, &kPattern, 8);
+  } else {
+    KM_CUDA(b, cudaMemcpyAsync(want, r->src, n, cudaMemcpyDeviceToHost, s));
+  }
+  KM_CUDA(b, cudaStreamSynchronize(s));
+  km_bench_verified(b, km_verify_equal(b, got, want, n), n / 4, "bitwise");
+}
+
+static void run_roofline(km_bench *b, const void *params) {
+  const roof_params *p = params;
+  roof_run r = {0};
+  r.kind = p->kind;
+  r.bytes = roof_bytes(b);
+  r.sms = km_bench_device(b)->multiProcessorCount;
+  if (p->kind != ROOF_SM_WRITE) r.src = km_bench_device_alloc(b, r.bytes);
+  if (p->kind != ROOF_SM_READ) r.dst = km_bench_device_alloc(b, r.bytes);
+  if (p->kind == ROOF_SM_READ) r.xor_out = km_bench_device_alloc(b, sizeof *r.xor_out);
+  KM_RETURN_IF_STOPPED(b);
+  if (km_bench_verify_enabled(b)) verify(b, &r);
+  KM_RETURN_IF_STOPPED(b);
+  km_work w = {0};
+  w.bytes_read = (p->kind == ROOF_SM_WRITE) ? 0 : (double)r.bytes;
+  w.bytes_written = (p->kind == ROOF_SM_READ) ? 0 : (double)r.bytes;
+  km_bench_measure(b, enqueue, &r, &w);
+  km_bench_label(b, "%.0f MiB", r.bytes / 1048576.0);
+}
+
+static const roof_params p_memcpy = {ROOF_MEMCPY}, p_copy = {ROOF_SM_COPY}, p_read = {ROOF_SM_READ},
+                          p_write = {ROOF_SM_WRITE};
+
+static const km_case roofline_cases[] = {
+    {"roofline/d2d_memcpy", "roofline", "device-to-device cudaMemcpyAsync: the copy ceiling", run_roofline, &p_memcpy,
+     KM_CASE_QUICK, NULL},
+    {"roofline/sm_copy", "roofline", "16-byte vector copy kernel, 4 loads in flight per thread", run_roofline, &p_copy,
+     KM_CASE_QUICK, "roofline/d2d_memcpy"},
+    {"roofline/sm_read", "roofline", "read-only kernel: XOR of every word, one atomic per warp", run_roofline, &p_read,
+     KM_CASE_QUICK, NULL},
+    {"roofline/sm_write", "roofline", "write-only kernel: 16-byte pattern stores", run_roofline, &p_write,
+     KM_CASE_QUICK, NULL},
+};
+
+const km_case_table km_roofline_table = {roofline_cases, sizeof roofline_cases / sizeof roofline_cases[0]};

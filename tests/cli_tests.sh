@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# CLI behaviour of ./micro without a GPU: help and list work, bad input is one line on stderr with
+# exit 2 and no output file, and running benchmarks without a device exits 3 with the no-device line.
+set -u
+micro="$1"
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect_usage_error() { # description, then the arguments
+  local what="$1"; shift
+  local out="$tmp/out" errf="$tmp/err"
+  "$micro" "$@" >"$out" 2>"$errf"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$errf")
+  if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ]; then
+    echo "FAIL ($what): micro $* -> exit $rc, $lines stderr line(s):"; cat "$errf"; fail=1
+  fi
+  if ls "$tmp"/result* >/dev/null 2>&1; then echo "FAIL ($what): an output file was left behind"; ls "$tmp"; fail=1; fi
+}
+
+"$micro" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
+for flag in --filter --list --quick --repetitions --min-time --device --no-verify --table --format --json \
+            --params --model --kv-budget --max-model-len --block-size --host-budget --kv-dtype; do
+  grep -q -- "$flag" "$tmp/help" || { echo "FAIL: --help does not document $flag"; fail=1; }
+done
+
+"$micro" --list >"$tmp/list" 2>&1 || { echo "FAIL: --list exited non-zero"; fail=1; }
+for name in roofline/d2d_memcpy roofline/sm_copy roofline/sm_read roofline/sm_write; do
+  grep -qx "$name" "$tmp/list" || { echo "FAIL: --list lacks $name"; fail=1; }
+done
+n=$("$micro" --list --filter '^roofline/sm_' | wc -l)
+[ "$n" -eq 3 ] || { echo "FAIL: --filter '^roofline/sm_' listed $n cases, expected 3"; fail=1; }
+"$micro" --list --filter '-roofline' | grep -q '^roofline/' && { echo "FAIL: negative filter kept roofline cases"; fail=1; }
+
+expect_usage_error "unknown flag" --bogus
+expect_usage_error "bad regex" --filter '('
+expect_usage_error "bad repetitions" --repetitions 0
+expect_usage_error "bad min-time" --min-time abc
+expect_usage_error "bad format" --format yaml
+expect_usage_error "bad table" --table speed
+expect_usage_error "bad device" --device -1
+expect_usage_error "bad kv budget" --table bytes --kv-budget 12XB
+expect_usage_error "zero kv budget" --table bytes --kv-budget 0
+expect_usage_error "negative block size" --table bytes --block-size -16
+expect_usage_error "missing value" --filter
+expect_usage_error "stray argument" quant
+expect_usage_error "unknown benchmark flag" --list -- --benchmark_bogus=1
+expect_usage_error "unwritable json" --json /nonexistent-dir/result.json
+expect_usage_error "json is a folder" --json "$tmp"
+expect_usage_error "missing model" --table bytes --model "$tmp/nope.json"
+expect_usage_error "no match" --filter 'no-such-case-xyz'
+
+# no GPU on this machine: benchmarks exit 3 with one line naming the problem
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  "$micro" --filter roofline >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ "$rc" -ne 3 ] || ! grep -q '^no CUDA device: ' "$tmp/err"; then
+    echo "FAIL: without a GPU, micro exited $rc:"; cat "$tmp/err"; fail=1
+  fi
+fi
+
+# the byte table needs no GPU, and its JSON file is written whole
+"$micro" --table bytes >"$tmp/bytes.txt" 2>&1 || { echo "FAIL: --table bytes exited non-zero"; fail=1; }
+grep -q '147,456' "$tmp/bytes.txt" || { echo "FAIL: byte table lacks 147,456 B/token"; fail=1; }
+"$micro" --table bytes --json "$tmp/result.json" >/dev/null 2>&1 || { echo "FAIL: --table bytes --json failed"; fail=1; }
+[ -s "$tmp/result.json" ] || { echo "FAIL: no JSON written"; fail=1; }
+ls "$tmp" | grep -q '\.tmp\.' && { echo "FAIL: a temporary file was left behind"; fail=1; }
+
+if [ "$fail" -ne 0 ]; then echo "cli_tests: FAILED"; exit 1; fi
+echo "cli_tests: all checks passed"

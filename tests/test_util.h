@@ -1,0 +1,38 @@
+/* Tiny test helpers: checks that count failures and say where, and a GPU-presence probe so GPU tests
+ * report themselves skipped (exit 77) on machines without a device. */
+#ifndef KM_TEST_UTIL_H
+#define KM_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+
+extern int km_test_failures;
+
+#define KM_EXPECT(cond)                                                               \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);             \
+      km_test_failures++;                                                             \
+    }                                                                                 \
+  } while (0)
+
+#define KM_EXPECT_NEAR(a, b, tol)                                                               \
+  do {                                                                                          \
+    double km_a_ = (double)(a), km_b_ = (double)(b);                                            \
+    if (!(fabs(km_a_ - km_b_) <= (tol))) {                                                      \
+      fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g (tolerance %g)\n", __FILE__, __LINE__, #a, \
+              km_a_, km_b_, (double)(tol));                                                     \
+      km_test_failures++;                                                                       \
+    }                                                                                           \
+  } while (0)
+
+/* Exit status for the end of main: prints a summary line. */
+int km_test_finish(const char *name);
+/* 1 when a CUDA device is usable; otherwise prints "no CUDA device: skipped" and returns 0. */
+int km_test_have_gpu(void);
+/* Path of a fixture file: $KM_FIXTURES/name, or fixtures/name. */
+const char *km_test_fixture(const char *name, char *buf, size_t len);
+
+#define KM_TEST_SKIP 77
+
+#endif
