@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: unpack cJSON (carried as .deb files in .deps/), build for sm_80 and
+# sm_90, run the tests (GPU ones included), the benchmarks and compute-sanitizer, and leave logs and
+# results under $OUT. Stages: build tests quick full sanitize (default: all). Prints a short table last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+stages=${*:-build tests quick full sanitize}
+has() { [[ " $stages " == *" $1 "* ]]; }
+summary="$OUT/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+# cJSON is not on that machine: unpack the carried Debian packages into a private prefix
+prefix=/tmp/kvdeps
+if [ -d .deps ] && ! [ -f "$prefix/usr/include/cjson/cJSON.h" ]; then
+  for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+  sed -i "s|^prefix=.*|prefix=$prefix/usr|" "$prefix"/usr/lib/x86_64-linux-gnu/pkgconfig/libcjson.pc
+fi
+export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+note "revision $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+if has build; then
+  t0=$(date +%s)
+  cmake -B build -S . -DCMAKE_PREFIX_PATH="$prefix/usr" >"$OUT/build.log" 2>&1 &&
+    cmake --build build -j"$(nproc)" >>"$OUT/build.log" 2>&1
+  rc=$?
+  note "build: exit $rc in $(( $(date +%s) - t0 )) s"
+  [ $rc -eq 0 ] || { tail -40 "$OUT/build.log"; exit 1; }
+fi
+cd build || exit 1
+if has tests; then
+  ctest --output-on-failure -j4 >"$OUT/ctest.log" 2>&1
+  note "ctest: exit $? ($(grep -E 'tests passed|tests failed' "$OUT/ctest.log"))"
+  grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -v Passed | tee -a "$summary"
+fi
+if has quick; then
+  t0=$(date +%s.%N)
+  ./micro --quick --json "$OUT/quick.json" >"$OUT/quick.txt" 2>&1
+  rc=$?
+  note "micro --quick: exit $rc in $(echo "$(date +%s.%N) - $t0" | bc) s"
+fi
+if has full; then
+  t0=$(date +%s.%N)
+  ./micro ${KM_FILTER:+--filter "$KM_FILTER"} --table all --json "$OUT/h200.json" --params "$OUT/h200-params.json" \
+    >"$OUT/full.txt" 2>&1
+  rc=$?
+  note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(echo "$(date +%s.%N) - $t0" | bc) s"
+fi
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 ./micro --quick ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} \
+      >"$OUT/sanitize-$tool.txt" 2>&1
+    note "compute-sanitizer $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tail -1)"
+  done
+fi
+echo
+echo "==== errors in runs"
+grep -hE "^[a-z_/0-9.]+: error|ERROR" "$OUT"/quick.txt "$OUT"/full.txt 2>/dev/null | head -30
+echo "==== latency table"
+[ -f "$OUT/full.txt" ] && sed -n '/^Latency and bandwidth/,$p' "$OUT/full.txt" | head -120
+echo "==== summary"
+cat "$summary"
