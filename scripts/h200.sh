@@ -16,15 +16,17 @@ note() { echo "$*" | tee -a "$summary"; }
 prefix=/tmp/kvdeps
 if [ -d .deps ] && ! [ -f "$prefix/usr/include/cjson/cJSON.h" ]; then
   for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
-  sed -i "s|^prefix=.*|prefix=$prefix/usr|" "$prefix"/usr/lib/x86_64-linux-gnu/pkgconfig/libcjson.pc
+  sed -i -e "s|^libdir=/usr|libdir=$prefix/usr|" -e "s|^includedir=/usr|includedir=$prefix/usr|" \
+    "$prefix"/usr/lib/x86_64-linux-gnu/pkgconfig/libcjson.pc
 fi
 export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-note "revision $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+note "revision ${KM_GIT_REV:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)} on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 if has build; then
   t0=$(date +%s)
-  cmake -B build -S . -DCMAKE_PREFIX_PATH="$prefix/usr" >"$OUT/build.log" 2>&1 &&
+  cmake -B build -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} \
+    ${KM_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$KM_ARCHS} >"$OUT/build.log" 2>&1 &&
     cmake --build build -j"$(nproc)" >>"$OUT/build.log" 2>&1
   rc=$?
   note "build: exit $rc in $(( $(date +%s) - t0 )) s"
