@@ -233,9 +233,10 @@ static void describe_cap(const kv_layout *o, long long len, char *buf, size_t n)
   if (!buf[0]) snprintf(buf, n, "-");
 }
 
+/* How capped rows are sized; appended to their note so the table explains itself. */
 static const char *const CAPPED_RULE =
-    "concurrency = pool / per-seq footprint (capped layers hold min(cap, max_model_len) tokens, the rest "
-    "max_model_len, plus state); capacity tokens = concurrency x max_model_len";
+    "concurrency = pool bytes / per-seq footprint (min(cap, max_model_len) tokens per capped layer, "
+    "max_model_len per other layer, + state); capacity tokens = concurrency x max_model_len";
 
 /* ---- rows */
 
@@ -510,8 +511,8 @@ static void rows_store_rest(bt_ctx *x) {
   layout_model(o, m, native_bytes(m, x->b));
   layout_cap(o, EVICT_KEEP, 1);
   snprintf(variant, sizeof variant, "keep_%d", EVICT_KEEP);
-  size_t u = (size_t)snprintf(note, sizeof note, "keeps the %d highest-scoring tokens per sequence (H2O/SnapKV "
-                              "style); accuracy cost not modelled", EVICT_KEEP);
+  size_t u = (size_t)snprintf(note, sizeof note, "keeps %d high-scoring tokens per sequence per layer "
+                              "(H2O/SnapKV style); accuracy cost not modelled", EVICT_KEEP);
   if (EVICT_KEEP >= x->p->max_model_len)
     snprintf(note + u, sizeof note - u, "; keep %d >= max_model_len %lld: nothing evicted", EVICT_KEEP,
              x->p->max_model_len);
@@ -556,7 +557,7 @@ static void rows_sparse(bt_ctx *x) {
   }
   e.read_per_step = (read + o->state) / (double)len;
   snprintf(variant, sizeof variant, "quest_p%d_k%d", QUEST_PAGE, QUEST_BUDGET);
-  size_t u = (size_t)snprintf(note, sizeof note, "stores min+max of K per %d-token page (+%.1f B/token); a step "
+  size_t u = (size_t)snprintf(note, sizeof note, "stores min+max of K per %d-token page (+%.6g B/token); a step "
                               "reads all metadata, then K+V of the top %d tokens", QUEST_PAGE, meta * kv_layers(o),
                               QUEST_BUDGET);
   if (QUEST_BUDGET >= len) snprintf(note + u, sizeof note - u, "; budget >= max_model_len: reads every page");

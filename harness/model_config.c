@@ -328,9 +328,9 @@ static int load_json(const char *path, km_model *out, char *err, size_t errlen) 
   cJSON *root = cJSON_ParseWithLength(text, len);
   if (!cJSON_IsObject(root)) {
     const char *at = cJSON_GetErrorPtr();
-    long off = (root == NULL && at && at >= text && at <= text + len) ? (long)(at - text) : 0;
-    snprintf(err, errlen, "%s: malformed JSON%s near byte %ld (need a Hugging Face config.json object)", path,
-             root ? " (not an object)" : "", off);
+    long off = (at && at >= text && at <= text + len) ? (long)(at - text) : 0;
+    if (root) snprintf(err, errlen, "%s: not a JSON object (need a Hugging Face config.json object)", path);
+    else snprintf(err, errlen, "%s: malformed JSON near byte %ld (need a Hugging Face config.json object)", path, off);
     cJSON_Delete(root);
     free(text);
     return -1;

@@ -3,5 +3,6 @@
 
 const km_case_table *const km_all_tables[] = {
     &km_roofline_table,
+    &km_offload_table,
 };
 const size_t km_all_table_count = sizeof km_all_tables / sizeof km_all_tables[0];

@@ -14,7 +14,8 @@ note() { echo "$*" | tee -a "$summary"; }
 
 # cJSON is not on that machine: unpack the carried Debian packages into a private prefix
 prefix=/tmp/kvdeps
-if [ -d .deps ] && ! [ -f "$prefix/usr/include/cjson/cJSON.h" ]; then
+if [ -d .deps ]; then
+  rm -rf "$prefix"
   for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
   sed -i -e "s|^libdir=/usr|libdir=$prefix/usr|" -e "s|^includedir=/usr|includedir=$prefix/usr|" \
     "$prefix"/usr/lib/x86_64-linux-gnu/pkgconfig/libcjson.pc
@@ -25,6 +26,7 @@ export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_
 note "revision ${KM_GIT_REV:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)} on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 if has build; then
   t0=$(date +%s)
+  rm -f build/CMakeCache.txt # a warm machine keeps build/: start from the current tree's settings
   cmake -B build -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} \
     ${KM_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$KM_ARCHS} >"$OUT/build.log" 2>&1 &&
     cmake --build build -j"$(nproc)" >>"$OUT/build.log" 2>&1
