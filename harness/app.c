@@ -67,11 +67,15 @@ static int check_arguments(km_app *a, int argc, char **argv) {
   if (a->opts.params_path && km_output_check_writable(a->opts.params_path, "--params", a->err, sizeof a->err))
     return usage_error(a->err);
   /* Google Benchmark's own flags: argv[0] plus what followed "--" */
-  int gb_argc = a->opts.gb_argc + 1;
+  /* colour codes only on a terminal; a flag after "--" still overrides it */
+  static char no_color[] = "--benchmark_color=false";
+  int plain = !isatty(STDOUT_FILENO);
+  int gb_argc = a->opts.gb_argc + 1 + plain;
   char **gb_argv = calloc((size_t)gb_argc + 1, sizeof *gb_argv);
   if (!gb_argv) return usage_error("out of memory");
   gb_argv[0] = argv[0];
-  for (int i = 0; i < a->opts.gb_argc; i++) gb_argv[i + 1] = a->opts.gb_argv[i];
+  if (plain) gb_argv[1] = no_color;
+  for (int i = 0; i < a->opts.gb_argc; i++) gb_argv[i + 1 + plain] = a->opts.gb_argv[i];
   int rc = gb_init(gb_argc, gb_argv, a->err, sizeof a->err);
   free(gb_argv); /* Google Benchmark keeps copies of what it parsed */
   if (rc) return usage_error(a->err);

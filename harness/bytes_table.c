@@ -35,7 +35,9 @@ static const char *const MECH_COMPUTE = "compute less";
 static const char *const MECH_READ = "read less";
 static const char *const MECH_MOVE = "move bytes";
 
-enum { COL_TECH, COL_MECH, COL_VARIANT, COL_BYTES, COL_READ, COL_CAP, COL_TOKENS, COL_CONC, COL_X, COL_NOTE, COL_COUNT };
+enum {
+  COL_TECH, COL_MECH, COL_VARIANT, COL_BYTES, COL_READ, COL_CAP, COL_TOKENS, COL_CONC, COL_X, COL_NOTE, COL_COUNT
+};
 
 static const km_column columns[COL_COUNT] = {
     {"technique", "technique", 0},
@@ -144,13 +146,14 @@ static void layout_uncap(kv_layout *o) {
   for (int l = 0; l < o->n; l++) o->cap[l] = 0;
 }
 
-/* Keep KV on every `every`-th KV layer (the first of each group); the others store nothing and gain
- * `state_each` bytes of per-sequence state (0 for cross-layer sharing, Mamba state for hybrids). */
+/* Keep KV on every `every`-th KV layer of each kind (windowed and full counted apart, so a local layer
+ * never stands in for a global one); the others store nothing and gain `state_each` bytes of
+ * per-sequence state (0 for cross-layer sharing, Mamba state for hybrids). */
 static void layout_thin(kv_layout *o, int every, double state_each) {
-  int i = 0;
+  int seen[2] = {0, 0};
   for (int l = 0; l < o->n; l++) {
     if (o->bytes[l] <= 0) continue;
-    if (i++ % every == 0) continue;
+    if (seen[o->cap[l] > 0]++ % every == 0) continue;
     o->bytes[l] = 0;
     o->cap[l] = 0;
     o->state += state_each;
@@ -338,8 +341,8 @@ static void rows_cross_layer(bt_ctx *x) {
   int kv = kv_layers(o);
   layout_thin(o, SHARE_LAYERS, 0);
   snprintf(variant, sizeof variant, "share_%d", SHARE_LAYERS);
-  snprintf(note, sizeof note, "ceil(%d / %d) = %d of %d KV layers store KV, the others reuse it (needs a model "
-           "trained for it)", kv, SHARE_LAYERS, kv_layers(o), kv);
+  snprintf(note, sizeof note, "%d of %d KV layers store KV (the first of every %d of each kind), the others reuse "
+           "it (needs a model trained for it)", kv_layers(o), kv, SHARE_LAYERS);
   if (kv == 0) emit_na(x, "cross_layer", MECH_STORE, variant, "no KV layers: nothing to share");
   else emit_layout(x, "cross_layer", MECH_STORE, variant, o, note);
 }

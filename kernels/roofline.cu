@@ -8,17 +8,51 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kIlp = 4;  // 4 x 16 B in flight per thread x 2048 threads/SM: enough for HBM3e latency
 
-__global__ void __launch_bounds__(kThreads) copy_vec16(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n) {
+template <bool kStream>
+__device__ __forceinline__ uint4 load16(const uint4 *p) {
+  if (kStream) return __ldcs(p);
+  return *p;
+}
+
+template <bool kStream>
+__device__ __forceinline__ void store16(uint4 *p, uint4 v) {
+  if (kStream)
+    __stcs(p, v);
+  else
+    *p = v;
+}
+
+// Thread-strided: thread t touches t, t + G, t + 2G, ... (G = grid threads); a warp's loads are
+// contiguous, but one thread's ILP loads are a grid-width apart.
+template <int ILP>
+__global__ void __launch_bounds__(kThreads) copy_strided(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n) {
   const size_t stride = (size_t)gridDim.x * kThreads;
   size_t i = (size_t)blockIdx.x * kThreads + threadIdx.x;
-  for (; i + (kIlp - 1) * stride < n; i += kIlp * stride) {
-    uint4 v[kIlp];
+  for (; i + (ILP - 1) * stride < n; i += ILP * stride) {
+    uint4 v[ILP];
 #pragma unroll
-    for (int k = 0; k < kIlp; k++) v[k] = __ldcs(src + i + k * stride);
+    for (int k = 0; k < ILP; k++) v[k] = load16<true>(src + i + k * stride);
 #pragma unroll
-    for (int k = 0; k < kIlp; k++) __stcs(dst + i + k * stride, v[k]);
+    for (int k = 0; k < ILP; k++) store16<true>(dst + i + k * stride, v[k]);
   }
-  for (; i < n; i += stride) __stcs(dst + i, __ldcs(src + i));
+  for (; i < n; i += stride) store16<true>(dst + i, load16<true>(src + i));
+}
+
+// Block tiles: each step a block moves ILP x 256 x 16 B contiguous bytes, so DRAM sees long runs.
+template <int ILP, bool kStream>
+__global__ void __launch_bounds__(kThreads) copy_tiled(uint4 *__restrict__ dst, const uint4 *__restrict__ src, size_t n) {
+  const size_t tile = (size_t)ILP * kThreads;
+  const size_t full_tiles = n / tile;
+  for (size_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+    const size_t base = t * tile + threadIdx.x;
+    uint4 v[ILP];
+#pragma unroll
+    for (int k = 0; k < ILP; k++) v[k] = load16<kStream>(src + base + k * kThreads);
+#pragma unroll
+    for (int k = 0; k < ILP; k++) store16<kStream>(dst + base + k * kThreads, v[k]);
+  }
+  for (size_t i = full_tiles * tile + (size_t)blockIdx.x * kThreads + threadIdx.x; i < n; i += (size_t)gridDim.x * kThreads)
+    store16<kStream>(dst + i, load16<kStream>(src + i));
 }
 
 __device__ __forceinline__ unsigned long long fold(uint4 v) {
@@ -53,10 +87,25 @@ bool aligned16(const void *p, size_t bytes) { return ((uintptr_t)p & 15u) == 0 &
 
 extern "C" int km_stream_grid(int sms) { return (sms > 0 ? sms : 1) * (2048 / kThreads); }
 
-extern "C" cudaError_t km_copy_vec16(void *dst, const void *src, size_t bytes, int sms, cudaStream_t stream) {
+extern "C" cudaError_t km_copy_vec16_shape(void *dst, const void *src, size_t bytes, int sms, km_copy_shape shape,
+                                           cudaStream_t stream) {
   if (!aligned16(dst, bytes) || !aligned16(src, bytes)) return cudaErrorInvalidValue;
-  copy_vec16<<<km_stream_grid(sms), kThreads, 0, stream>>>((uint4 *)dst, (const uint4 *)src, bytes / 16);
+  const int grid = km_stream_grid(sms);
+  uint4 *d = (uint4 *)dst;
+  const uint4 *s = (const uint4 *)src;
+  const size_t n = bytes / 16;
+  switch (shape) {
+    case KM_COPY_STRIDED_ILP4: copy_strided<4><<<grid, kThreads, 0, stream>>>(d, s, n); break;
+    case KM_COPY_TILE_ILP4: copy_tiled<4, true><<<grid, kThreads, 0, stream>>>(d, s, n); break;
+    case KM_COPY_TILE_ILP8: copy_tiled<8, true><<<grid, kThreads, 0, stream>>>(d, s, n); break;
+    case KM_COPY_TILE_ILP8_PLAIN: copy_tiled<8, false><<<grid, kThreads, 0, stream>>>(d, s, n); break;
+    default: return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_copy_vec16(void *dst, const void *src, size_t bytes, int sms, cudaStream_t stream) {
+  return km_copy_vec16_shape(dst, src, bytes, sms, KM_COPY_TILE_ILP8, stream);
 }
 
 extern "C" cudaError_t km_read_xor(const void *src, size_t bytes, unsigned long long *out, int sms, cudaStream_t stream) {

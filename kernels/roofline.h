@@ -17,6 +17,17 @@ int km_stream_grid(int sms);
 
 /* Copy `bytes` (a multiple of 16, 16-byte aligned pointers) with 16-byte vectors. */
 cudaError_t km_copy_vec16(void *dst, const void *src, size_t bytes, int sms, cudaStream_t stream);
+
+/* Ways to shape the same copy, measured side by side to pick km_copy_vec16's (roofline/sm_copy/...). */
+typedef enum km_copy_shape {
+  KM_COPY_STRIDED_ILP4 = 0, /* thread-strided: 4 loads a grid-width apart */
+  KM_COPY_TILE_ILP4,        /* block tiles: a block moves 16 KiB contiguous per step */
+  KM_COPY_TILE_ILP8,        /* block tiles of 32 KiB */
+  KM_COPY_TILE_ILP8_PLAIN,  /* as TILE_ILP8 without streaming cache hints */
+  KM_COPY_SHAPE_COUNT
+} km_copy_shape;
+cudaError_t km_copy_vec16_shape(void *dst, const void *src, size_t bytes, int sms, km_copy_shape shape,
+                                cudaStream_t stream);
 /* XOR of all 64-bit words of src (bytes a multiple of 16) into *out (which the caller zeroes). */
 cudaError_t km_read_xor(const void *src, size_t bytes, unsigned long long *out, int sms, cudaStream_t stream);
 /* Fill dst with the 64-bit pattern, 16 bytes per store. */

@@ -3,6 +3,8 @@
 
 const km_case_table *const km_all_tables[] = {
     &km_roofline_table,
+    &km_paged_table,
+    &km_sparse_table,
     &km_offload_table,
 };
 const size_t km_all_table_count = sizeof km_all_tables / sizeof km_all_tables[0];

@@ -13,6 +13,7 @@ typedef enum roof_kind { ROOF_MEMCPY, ROOF_SM_COPY, ROOF_SM_READ, ROOF_SM_WRITE,
 
 typedef struct roof_params {
   roof_kind kind;
+  int shape; /* ROOF_SM_COPY: km_copy_shape, or -1 for km_copy_vec16's default */
 } roof_params;
 
 typedef struct roof_run {
@@ -21,6 +22,7 @@ typedef struct roof_run {
   unsigned long long *xor_out;
   int sms;
   roof_kind kind;
+  int shape;
 } roof_run;
 
 static const uint64_t kPattern = 0xA5C3F00D12345678ull;
@@ -29,7 +31,9 @@ static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
   roof_run *r = arg;
   switch (r->kind) {
     case ROOF_MEMCPY: return cudaMemcpyAsync(r->dst, r->src, r->bytes, cudaMemcpyDeviceToDevice, s);
-    case ROOF_SM_COPY: return km_copy_vec16(r->dst, r->src, r->bytes, r->sms, s);
+    case ROOF_SM_COPY:
+      if (r->shape < 0) return km_copy_vec16(r->dst, r->src, r->bytes, r->sms, s);
+      return km_copy_vec16_shape(r->dst, r->src, r->bytes, r->sms, (km_copy_shape)r->shape, s);
     case ROOF_SM_READ: return km_read_xor(r->src, r->bytes, r->xor_out, r->sms, s);
     default: return km_write_pattern(r->dst, r->bytes, kPattern, r->sms, s);
   }
@@ -81,6 +85,7 @@ static void run_roofline(km_bench *b, const void *params) {
   const roof_params *p = params;
   roof_run r = {0};
   r.kind = p->kind;
+  r.shape = p->shape;
   r.bytes = roof_bytes(b);
   r.sms = km_bench_device(b)->multiProcessorCount;
   if (p->kind != ROOF_SM_WRITE) r.src = km_bench_device_alloc(b, r.bytes);
@@ -96,18 +101,30 @@ static void run_roofline(km_bench *b, const void *params) {
   km_bench_label(b, "%.0f MiB", r.bytes / 1048576.0);
 }
 
-static const roof_params p_memcpy = {ROOF_MEMCPY}, p_copy = {ROOF_SM_COPY}, p_read = {ROOF_SM_READ},
-                          p_write = {ROOF_SM_WRITE};
+static const roof_params p_memcpy = {ROOF_MEMCPY, -1}, p_copy = {ROOF_SM_COPY, -1}, p_read = {ROOF_SM_READ, -1},
+                          p_write = {ROOF_SM_WRITE, -1};
+static const roof_params p_copy_shape[KM_COPY_SHAPE_COUNT] = {
+    {ROOF_SM_COPY, KM_COPY_STRIDED_ILP4}, {ROOF_SM_COPY, KM_COPY_TILE_ILP4}, {ROOF_SM_COPY, KM_COPY_TILE_ILP8},
+    {ROOF_SM_COPY, KM_COPY_TILE_ILP8_PLAIN}};
 
 static const km_case roofline_cases[] = {
     {"roofline/d2d_memcpy", "roofline", "device-to-device cudaMemcpyAsync: the copy ceiling", run_roofline, &p_memcpy,
      KM_CASE_QUICK, NULL},
-    {"roofline/sm_copy", "roofline", "16-byte vector copy kernel, 4 loads in flight per thread", run_roofline, &p_copy,
-     KM_CASE_QUICK, "roofline/d2d_memcpy"},
+    {"roofline/sm_copy", "roofline", "16-byte vector copy kernel (block tiles of 32 KiB, 8 loads in flight per thread)",
+     run_roofline, &p_copy, KM_CASE_QUICK, "roofline/d2d_memcpy"},
     {"roofline/sm_read", "roofline", "read-only kernel: XOR of every word, one atomic per warp", run_roofline, &p_read,
      KM_CASE_QUICK, NULL},
     {"roofline/sm_write", "roofline", "write-only kernel: 16-byte pattern stores", run_roofline, &p_write,
      KM_CASE_QUICK, NULL},
+    /* the shapes sm_copy was chosen from, kept so a new GPU can show whether the choice still holds */
+    {"roofline/sm_copy_shape/strided_ilp4", "roofline", "copy, thread-strided, 4 loads in flight", run_roofline,
+     &p_copy_shape[0], 0, "roofline/d2d_memcpy"},
+    {"roofline/sm_copy_shape/tile_ilp4", "roofline", "copy, 16 KiB block tiles", run_roofline, &p_copy_shape[1], 0,
+     "roofline/d2d_memcpy"},
+    {"roofline/sm_copy_shape/tile_ilp8", "roofline", "copy, 32 KiB block tiles", run_roofline, &p_copy_shape[2], 0,
+     "roofline/d2d_memcpy"},
+    {"roofline/sm_copy_shape/tile_ilp8_plain", "roofline", "copy, 32 KiB block tiles, no cache hints", run_roofline,
+     &p_copy_shape[3], 0, "roofline/d2d_memcpy"},
 };
 
 const km_case_table km_roofline_table = {roofline_cases, sizeof roofline_cases / sizeof roofline_cases[0]};

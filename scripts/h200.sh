@@ -11,6 +11,7 @@ has() { [[ " $stages " == *" $1 "* ]]; }
 summary="$OUT/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+elapsed() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
 # cJSON is not on that machine: unpack the carried Debian packages into a private prefix
 prefix=/tmp/kvdeps
@@ -41,17 +42,17 @@ if has tests; then
   grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -v Passed | tee -a "$summary"
 fi
 if has quick; then
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   ./micro --quick --json "$OUT/quick.json" >"$OUT/quick.txt" 2>&1
   rc=$?
-  note "micro --quick: exit $rc in $(echo "$(date +%s.%N) - $t0" | bc) s"
+  note "micro --quick: exit $rc in $(elapsed "$t0") s wall"
 fi
 if has full; then
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   ./micro ${KM_FILTER:+--filter "$KM_FILTER"} --table all --json "$OUT/h200.json" --params "$OUT/h200-params.json" \
     >"$OUT/full.txt" 2>&1
   rc=$?
-  note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(echo "$(date +%s.%N) - $t0" | bc) s"
+  note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(elapsed "$t0") s wall"
 fi
 if has sanitize; then
   for tool in memcheck racecheck; do

@@ -1,0 +1,453 @@
+// 3-bit KV quantize / dequantize kernels: uniform asymmetric (group 32) and TurboQuant-style (sign flip +
+// Walsh-Hadamard rotation + Lloyd-Max codebook). Each (token, head) row is spread over a few lanes of a
+// warp with 16-byte loads; every fp32 step is an explicit _rn intrinsic so the CPU reference (micro/
+// quant_ref.c) reproduces the codes bit for bit. Layouts and byte counts: quant_3bit.h.
+//
+// Operation count per element, TurboQuant quantize at d = 128 (16 values per lane, 8 lanes per row),
+// counted in issued SASS-level instructions:
+//   bf16 unpack 1, sign flip 0.5 (one XOR per packed bf16 pair), sum of squares ~1.4 (FMUL/FFMA + tree),
+//   FWHT log2(d) = 7 stages: 4 in-lane FADD/FSUB + 3 cross-lane (SHFL + FFMA) = 10 issues, 3 of them SHFL,
+//   scale by 1/norm 1 FMUL, codebook 3 compares + sum + side ~6, pack 1 IMAD; per-row work (norm
+//   shuffles, sqrt, divide, word repack, stores) adds ~0.5. Total ~22 issues per element (dequantize:
+//   unpack 1, codebook level selects ~6, FWHT 10, scale 1, sign 0.5, bf16 pack 0.5: ~19).
+// Bytes per element: 2 (bf16) + 3/8 (codes) + 2/d (norm) = 2.39 B. At 60% of the 4.27 TB/s memcpy ceiling
+// that is 1.07e12 elements/s x 22 = 2.4e13 lane-instructions/s against H200's issue limit of
+// 132 SMs x 4 schedulers x 32 lanes x ~1.98 GHz = 3.3e13 (~70%); at 100% of the ceiling it would need
+// ~120%. SHFL: 3.2/element = 3.4e12/s of a ~8.4e12/s pipe (~40%). So the rotation's ARITHMETIC (instruction
+// issue), not memory, bounds TurboQuant: expect it to top out around 60-75% of the ceiling, and the fp8 and
+// uniform 3-bit paths (~5 and ~10 issues per element) to be memory-bound.
+#include "quant_3bit.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kThreads = 256;
+constexpr int kUnrollU3 = 4;  // uniform: rows per lane per iteration (4 x 16 B loads in flight)
+constexpr int kUnrollTq = 2;  // TurboQuant: 2 rows x 2 x 16 B in flight; more costs registers, not needed
+
+int grid_for_rows(size_t rows, int rows_per_warp) {
+  int dev = 0, sms = 132;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    sms = 132;
+  const size_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
+  size_t blocks = (warps + kThreads / 32 - 1) / (kThreads / 32);
+  const size_t cap = (size_t)sms * (2048 / kThreads);  // one resident wave; the loop strides over the rest
+  if (blocks > cap) blocks = cap;
+  return blocks == 0 ? 1 : (int)blocks;
+}
+
+__device__ __forceinline__ void bf16x8_to_f32(const uint4 v, float *f) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = __uint_as_float(w[i] << 16);
+    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+  }
+}
+
+__device__ __forceinline__ uint32_t f32x2_to_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // lo -> low 16 bits
+  uint32_t r;
+  memcpy(&r, &h, sizeof r);
+  return r;
+}
+
+__device__ __forceinline__ uint4 f32x8_to_bf16x8(const float *f) {
+  return make_uint4(f32x2_to_bf16x2(f[0], f[1]), f32x2_to_bf16x2(f[2], f[3]), f32x2_to_bf16x2(f[4], f[5]),
+                    f32x2_to_bf16x2(f[6], f[7]));
+}
+
+// ---------------------------------------------------------------- uniform 3-bit, group 32
+
+// TPR = d/8 lanes per row, one 16-byte load each; a group of 32 is 4 lanes, reduced with xor 1, 2.
+// Each lane writes word (part & 3) of its group's 16-byte record, so a warp store is 128 B contiguous.
+template <int TPR>
+__global__ void __launch_bounds__(kThreads) u3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ dst,
+                                                               size_t rows) {
+  constexpr int RPW = 32 / TPR;
+  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR, k = part & 3;
+  // word k of a record: k < 3 are codes, bits [32k, 32k + 32) of the group's 4 x 24-bit stream
+  const int src0 = (4 * k) / 3, shift = 8 * (4 * k - 3 * src0);
+  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
+  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
+  for (size_t base = warp * (RPW * kUnrollU3); base < rows; base += nwarps * (RPW * kUnrollU3)) {
+    uint4 in[kUnrollU3];
+#pragma unroll
+    for (int u = 0; u < kUnrollU3; ++u) {
+      const size_t row = base + u * RPW + sub;
+      in[u] = row < rows ? __ldcs(src + row * TPR + part) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnrollU3; ++u) {
+      const size_t row = base + u * RPW + sub;
+      float f[8];
+      bf16x8_to_f32(in[u], f);
+      float mn = f[0], mx = f[0];
+#pragma unroll
+      for (int j = 1; j < 8; ++j) {
+        mn = fminf(mn, f[j]);
+        mx = fmaxf(mx, f[j]);
+      }
+#pragma unroll
+      for (int m = 1; m < 4; m <<= 1) {
+        mn = fminf(mn, __shfl_xor_sync(kFull, mn, m));
+        mx = fmaxf(mx, __shfl_xor_sync(kFull, mx, m));
+      }
+      const __half zero_h = __float2half_rn(mn);
+      const __half scale_h = __float2half_rn(__fdiv_rn(__fsub_rn(mx, mn), 7.0f));
+      const float z = __half2float(zero_h), s = __half2float(scale_h);
+      const float inv = s > 0.0f ? __fdiv_rn(1.0f, s) : 0.0f;
+      uint32_t v = 0;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int q = min(max(__float2int_rn(__fmul_rn(__fsub_rn(f[j], z), inv)), 0), 7);
+        v |= (uint32_t)q << (3 * j);
+      }
+      const uint32_t a = __shfl_sync(kFull, v, src0, 4), b = __shfl_sync(kFull, v, src0 + 1, 4);
+      const uint32_t side = (uint32_t)__half_as_ushort(scale_h) | ((uint32_t)__half_as_ushort(zero_h) << 16);
+      const uint32_t word = k == 3 ? side : (a >> shift) | (b << (24 - shift));
+      if (row < rows) __stcs(dst + row * TPR + part, word);
+    }
+  }
+}
+
+// Each lane loads its group's whole 16-byte record (4 lanes, one address) and takes its 24 bits.
+template <int TPR>
+__global__ void __launch_bounds__(kThreads) u3_dequantize_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
+                                                                 size_t rows) {
+  constexpr int RPW = 32 / TPR;
+  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR, k = part & 3;
+  const int bit_shift = (24 * k) & 31;  // 0, 24, 16, 8
+  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
+  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
+  for (size_t base = warp * (RPW * kUnrollU3); base < rows; base += nwarps * (RPW * kUnrollU3)) {
+    uint4 in[kUnrollU3];
+#pragma unroll
+    for (int u = 0; u < kUnrollU3; ++u) {
+      const size_t row = base + u * RPW + sub;
+      in[u] = row < rows ? __ldcs(src + row * (TPR / 4) + (part >> 2)) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnrollU3; ++u) {
+      const size_t row = base + u * RPW + sub;
+      const uint4 r = in[u];
+      const uint32_t lo = k < 2 ? r.x : k == 2 ? r.y : r.z;
+      const uint32_t hi = k < 2 ? r.y : r.z;
+      const uint32_t v = __funnelshift_r(lo, hi, bit_shift);
+      const float s = __half2float(__ushort_as_half((unsigned short)(r.w & 0xffffu)));
+      const float z = __half2float(__ushort_as_half((unsigned short)(r.w >> 16)));
+      float f[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] = __fmaf_rn((float)((v >> (3 * j)) & 7u), s, z);
+      if (row < rows) __stcs(dst + row * TPR + part, f32x8_to_bf16x8(f));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- TurboQuant 3-bit
+
+// Lane `part` of a row holds chunks c = part and part + TPR of 8 elements: element 8 * (part + TPR * k) + j.
+// Index bits 0-2 are in-lane (j), the next log2(TPR) across lanes, the top one in-lane (k), so every
+// FWHT stage runs in increasing stride order exactly like the CPU's textbook loop, and each 16-byte load
+// instruction covers whole contiguous spans of rows.
+__device__ __forceinline__ uint32_t tq_sign_bit(uint32_t i) {
+  uint64_t z = KM_TQ_SIGN_SEED + i;
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (uint32_t)(z >> 32) & 0x80000000u;
+}
+
+// The sign masks of one lane as XOR words over its packed bf16 pairs: 4 words per chunk.
+template <int TPR>
+__device__ __forceinline__ void tq_sign_words(int part, uint32_t (&w)[2][4]) {
+#pragma unroll
+  for (int k = 0; k < 2; ++k)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t e = 8u * (uint32_t)(part + TPR * k) + 2u * i;
+      w[k][i] = (tq_sign_bit(e) >> 16) | tq_sign_bit(e + 1);
+    }
+}
+
+__device__ __forceinline__ uint4 xor4(uint4 a, const uint32_t (&w)[4]) {
+  return make_uint4(a.x ^ w[0], a.y ^ w[1], a.z ^ w[2], a.w ^ w[3]);
+}
+
+__device__ __forceinline__ void fwht_in_lane8(float *f) {
+#pragma unroll
+  for (int h = 1; h < 8; h <<= 1)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (!(j & h)) {
+        const float a = f[j], b = f[j + h];
+        f[j] = __fadd_rn(a, b);
+        f[j + h] = __fsub_rn(a, b);
+      }
+}
+
+// Unnormalised FWHT of the row: strides 1, 2, 4 in-lane, 8 .. 4 * TPR across lanes, 8 * TPR in-lane.
+// Across lanes the lower partner keeps a + b and the upper b - a... written as fma(own, +-1, other) so
+// the result is the single rounding of (lower + upper) or (lower - upper), as on the CPU.
+template <int TPR>
+__device__ __forceinline__ void fwht_row(float (&f)[2][8], int part) {
+  fwht_in_lane8(f[0]);
+  fwht_in_lane8(f[1]);
+#pragma unroll
+  for (int m = 1; m < TPR; m <<= 1) {
+    const float sg = (part & m) ? -1.0f : 1.0f;
+#pragma unroll
+    for (int k = 0; k < 2; ++k)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const float other = __shfl_xor_sync(kFull, f[k][j], m);
+        f[k][j] = __fmaf_rn(f[k][j], sg, other);
+      }
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const float a = f[0][j], b = f[1][j];
+    f[0][j] = __fadd_rn(a, b);
+    f[1][j] = __fsub_rn(a, b);
+  }
+}
+
+// Pairwise (tree) sum over the row's index bits, low bit first: in-lane 8, across lanes, then the 2 chunks.
+template <int TPR>
+__device__ __forceinline__ float tree8(const float *q) {
+  const float a = __fadd_rn(q[0], q[1]), b = __fadd_rn(q[2], q[3]), c = __fadd_rn(q[4], q[5]), d = __fadd_rn(q[6], q[7]);
+  return __fadd_rn(__fadd_rn(a, b), __fadd_rn(c, d));
+}
+
+template <int TPR>
+__device__ __forceinline__ float row_tree_sum(float p0, float p1) {
+#pragma unroll
+  for (int m = 1; m < TPR; m <<= 1) {
+    p0 = __fadd_rn(p0, __shfl_xor_sync(kFull, p0, m));
+    p1 = __fadd_rn(p1, __shfl_xor_sync(kFull, p1, m));
+  }
+  return __fadd_rn(p0, p1);
+}
+
+__device__ __forceinline__ uint32_t tq_code(float u) {
+  const float a = fabsf(u);
+  const uint32_t idx = (uint32_t)(a >= KM_TQ_B1) + (uint32_t)(a >= KM_TQ_B2) + (uint32_t)(a >= KM_TQ_B3);
+  return (4u + idx) ^ ((__float_as_uint(u) >> 31) * 7u);
+}
+
+__device__ __forceinline__ float tq_level(uint32_t c) {
+  const uint32_t neg = c < 4u, m = (c ^ (neg * 7u)) - 4u;
+  const float mag = (m & 2u) ? ((m & 1u) ? KM_TQ_L3 : KM_TQ_L2) : ((m & 1u) ? KM_TQ_L1 : KM_TQ_L0);
+  return __uint_as_float(__float_as_uint(mag) | (neg << 31));
+}
+
+// Rotated codes of one row: 2 chunks x 8 codes of 24 bits per lane; word `part` (< 3 * TPR / 4) of each
+// chunk's 3 * TPR bytes is bits [32 part, 32 part + 32) of the TPR lanes' 24-bit values.
+template <int TPR>
+__device__ __forceinline__ void tq_store_codes(uint32_t *__restrict__ row_words, const uint32_t (&v)[2], int part,
+                                               bool valid) {
+  const int src0 = (4 * part) / 3, shift = 8 * (4 * part - 3 * src0);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const uint32_t a = __shfl_sync(kFull, v[k], src0, TPR), b = __shfl_sync(kFull, v[k], src0 + 1, TPR);
+    if (valid && part < 3 * TPR / 4) __stcs(row_words + k * (3 * TPR / 4) + part, (a >> shift) | (b << (24 - shift)));
+  }
+}
+
+template <int TPR, bool V>
+__global__ void __launch_bounds__(kThreads) tq3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ codes,
+                                                                uint16_t *__restrict__ side, size_t rows) {
+  constexpr int RPW = 32 / TPR, D = 16 * TPR;
+  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
+  uint32_t sw[2][4];
+  tq_sign_words<TPR>(part, sw);
+  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
+  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
+  for (size_t base = warp * (RPW * kUnrollTq); base < rows; base += nwarps * (RPW * kUnrollTq)) {
+    uint4 in[kUnrollTq][2];
+#pragma unroll
+    for (int u = 0; u < kUnrollTq; ++u) {
+      const size_t row = base + u * RPW + sub;
+#pragma unroll
+      for (int k = 0; k < 2; ++k)
+        in[u][k] = row < rows ? __ldcs(src + row * (2 * TPR) + part + TPR * k) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnrollTq; ++u) {
+      const size_t row = base + u * RPW + sub;
+      float f[2][8], p[2];
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        bf16x8_to_f32(xor4(in[u][k], sw[k]), f[k]);  // sign flip on the packed bf16: squares do not care
+        float q[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) q[j] = __fmul_rn(f[k][j], f[k][j]);  // exact: bf16 squared fits fp32
+        p[k] = tree8<TPR>(q);
+      }
+      const float s2 = row_tree_sum<TPR>(p[0], p[1]);
+      const float norm = __fsqrt_rn(s2);
+      const float inv = s2 > 0.0f ? __fdiv_rn(1.0f, norm) : 0.0f;
+      fwht_row<TPR>(f, part);
+      uint32_t v[2] = {0, 0};
+      float r[2] = {0.0f, 0.0f};
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        float e[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float uq = __fmul_rn(f[k][j], inv);
+          const uint32_t c = tq_code(uq);
+          v[k] |= c << (3 * j);
+          if (V) {
+            const float diff = __fsub_rn(uq, tq_level(c));
+            e[j] = __fmul_rn(diff, diff);
+          }
+        }
+        if (V) r[k] = tree8<TPR>(e);
+      }
+      const bool valid = row < rows;
+      tq_store_codes<TPR>(codes + row * (3 * TPR / 2), v, part, valid);
+      const uint16_t norm_h = __half_as_ushort(__float2half_rn(norm));
+      if (V) {
+        const float r2 = row_tree_sum<TPR>(r[0], r[1]);
+        const float res = __fmul_rn(norm, __fsqrt_rn(__fmul_rn(r2, 1.0f / D)));
+        const uint32_t both = norm_h | ((uint32_t)__half_as_ushort(__float2half_rn(res)) << 16);
+        if (valid && part == 0) __stcs(reinterpret_cast<unsigned int *>(side) + row, both);
+      } else if (valid && part == 0) {
+        __stcs(reinterpret_cast<unsigned short *>(side) + row, norm_h);
+      }
+    }
+  }
+}
+
+template <int TPR, bool V>
+__global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t *__restrict__ codes,
+                                                                  const uint16_t *__restrict__ side,
+                                                                  uint4 *__restrict__ dst, size_t rows) {
+  constexpr int RPW = 32 / TPR, D = 16 * TPR;
+  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
+  const int w0 = (3 * part) / 4, bit_shift = (24 * part) & 31;  // this lane's 24 bits inside a chunk
+  uint32_t sw[2][4];
+  tq_sign_words<TPR>(part, sw);
+  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
+  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
+  for (size_t base = warp * (RPW * kUnrollTq); base < rows; base += nwarps * (RPW * kUnrollTq)) {
+    uint32_t lo[kUnrollTq][2], hi[kUnrollTq][2];
+    unsigned short nh[kUnrollTq];
+#pragma unroll
+    for (int u = 0; u < kUnrollTq; ++u) {
+      const size_t row = base + u * RPW + sub;
+      const bool valid = row < rows;
+      nh[u] = valid ? __ldcs(reinterpret_cast<const unsigned short *>(side) + (V ? 2 * row : row)) : 0;
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const uint32_t *w = codes + row * (3 * TPR / 2) + k * (3 * TPR / 4) + w0;
+        lo[u][k] = valid ? __ldcs(w) : 0u;
+        hi[u][k] = valid && bit_shift > 8 ? __ldcs(w + 1) : 0u;  // only when the 24 bits cross a word
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnrollTq; ++u) {
+      const size_t row = base + u * RPW + sub;
+      float f[2][8];
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const uint32_t v = __funnelshift_r(lo[u][k], hi[u][k], bit_shift);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) f[k][j] = tq_level((v >> (3 * j)) & 7u);
+      }
+      fwht_row<TPR>(f, part);
+      const float scale = __fmul_rn(__half2float(__ushort_as_half(nh[u])), 1.0f / D);  // exact: 1/D is 2^-n
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) f[k][j] = __fmul_rn(f[k][j], scale);
+        if (row < rows) __stcs(dst + row * (2 * TPR) + part + TPR * k, xor4(f32x8_to_bf16x8(f[k]), sw[k]));
+      }
+    }
+  }
+}
+
+bool shape_ok(size_t rows, int head_dim) {
+  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+
+template <int TPR>
+void launch_u3(const uint16_t *src, uint8_t *dst, size_t rows, cudaStream_t stream) {
+  u3_quantize_kernel<TPR><<<grid_for_rows(rows, (32 / TPR) * kUnrollU3), kThreads, 0, stream>>>(
+      reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint32_t *>(dst), rows);
+}
+
+template <int TPR>
+void launch_u3_dq(const uint8_t *src, uint16_t *dst, size_t rows, cudaStream_t stream) {
+  u3_dequantize_kernel<TPR><<<grid_for_rows(rows, (32 / TPR) * kUnrollU3), kThreads, 0, stream>>>(
+      reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint4 *>(dst), rows);
+}
+
+template <int TPR>
+void launch_tq(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, int is_v, cudaStream_t stream) {
+  const int grid = grid_for_rows(rows, (32 / TPR) * kUnrollTq);
+  const uint4 *s = reinterpret_cast<const uint4 *>(src);
+  uint32_t *c = reinterpret_cast<uint32_t *>(codes);
+  if (is_v) tq3_quantize_kernel<TPR, true><<<grid, kThreads, 0, stream>>>(s, c, side, rows);
+  else tq3_quantize_kernel<TPR, false><<<grid, kThreads, 0, stream>>>(s, c, side, rows);
+}
+
+template <int TPR>
+void launch_tq_dq(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t rows, int is_v, cudaStream_t stream) {
+  const int grid = grid_for_rows(rows, (32 / TPR) * kUnrollTq);
+  const uint32_t *c = reinterpret_cast<const uint32_t *>(codes);
+  uint4 *d = reinterpret_cast<uint4 *>(dst);
+  if (is_v) tq3_dequantize_kernel<TPR, true><<<grid, kThreads, 0, stream>>>(c, side, d, rows);
+  else tq3_dequantize_kernel<TPR, false><<<grid, kThreads, 0, stream>>>(c, side, d, rows);
+}
+
+}  // namespace
+
+extern "C" cudaError_t km_quant_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,
+                                            cudaStream_t stream) {
+  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
+  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (head_dim == 64) launch_u3<8>(src, dst, rows, stream);
+  else if (head_dim == 128) launch_u3<16>(src, dst, rows, stream);
+  else launch_u3<32>(src, dst, rows, stream);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_quant_u3_dequantize(const uint8_t *src, uint16_t *dst, size_t tokens, int heads, int head_dim,
+                                              cudaStream_t stream) {
+  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
+  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (head_dim == 64) launch_u3_dq<8>(src, dst, rows, stream);
+  else if (head_dim == 128) launch_u3_dq<16>(src, dst, rows, stream);
+  else launch_u3_dq<32>(src, dst, rows, stream);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_quant_tq3_quantize(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t tokens, int heads,
+                                             int head_dim, int is_v, cudaStream_t stream) {
+  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
+  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (head_dim == 64) launch_tq<4>(src, codes, side, rows, is_v, stream);
+  else if (head_dim == 128) launch_tq<8>(src, codes, side, rows, is_v, stream);
+  else launch_tq<16>(src, codes, side, rows, is_v, stream);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_quant_tq3_dequantize(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t tokens,
+                                               int heads, int head_dim, int is_v, cudaStream_t stream) {
+  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
+  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (head_dim == 64) launch_tq_dq<4>(codes, side, dst, rows, is_v, stream);
+  else if (head_dim == 128) launch_tq_dq<8>(codes, side, dst, rows, is_v, stream);
+  else launch_tq_dq<16>(codes, side, dst, rows, is_v, stream);
+  return cudaGetLastError();
+}

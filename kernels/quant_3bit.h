@@ -1,0 +1,76 @@
+/* 3-bit KV quantization (primitive 2): (a) uniform asymmetric, group 32 along head_dim, fp16 scale and
+ * zero; (b) TurboQuant-style: fp16 vector norm, fixed random sign flip, fast Walsh-Hadamard rotation over
+ * head_dim, 3-bit Lloyd-Max codebook for N(0, 1), codes packed 8 per 3 bytes. Layouts and byte counts
+ * are defined here, next to the constants that define the formats. */
+#ifndef KM_KERNELS_QUANT_3BIT_H
+#define KM_KERNELS_QUANT_3BIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Packing (both formats): codes in element order, 3 bits each, least significant bit first, so 8
+ * codes make one little-endian 24-bit value = 3 bytes: byte0 = c0 | c1 << 3 | (c2 & 3) << 6, ...
+ *
+ * (a) Uniform 3-bit, group 32. Per group one 16-byte record, groups in element order:
+ *     bytes 0..11 the 32 codes, bytes 12..13 fp16 scale = fp16((max - min) / 7), bytes 14..15 fp16
+ *     zero = fp16(min). code = clamp(rint((x - zero) * (1 / scale)), 0, 7) with the fp16-rounded scale
+ *     and zero (what dequantize uses); dequantize x = fma(code, scale, zero). Bytes per (token, head):
+ *     d/32 * (12 + 2 + 2) = d / 2 (64 B at d = 128), the byte table's rule.
+ * (b) TurboQuant 3-bit. Per (token, head) vector: codes[ceil(3d/8)] in one array [rows, 3d/8] and
+ *     fp16 side data in another: K [rows] = norm; V [rows][2] = norm, residual norm. Bytes per vector
+ *     3d/8 + 2 (K) and 3d/8 + 4 (V), vLLM turboquant_3bit_nc's slot sizes (50 / 52 B at d = 128); the
+ *     two arrays are kept apart rather than interleaved because a 50-byte slot breaks 4- and 16-byte
+ *     alignment of the codes. V's extra fp16 is ||x - x_hat|| (computed in the rotated domain, where
+ *     it is the same): dequantize does not use it; it is kept so a residual correction could be added
+ *     and is an honest stand-in for whatever vLLM stores there (we did not replicate vLLM's bytes). */
+#define KM_U3_GROUP 32
+#define KM_U3_GROUP_BYTES 16
+
+/* The 8-level Lloyd-Max quantizer of N(0, 1) (MSE 0.034548), levels ascending for codes 0..7:
+ * -L3 -L2 -L1 -L0 +L0 +L1 +L2 +L3; boundaries at the midpoints, 0, +-B1, +-B2, +-B3. The sign bit of u
+ * picks the side (so -0 goes to code 3, +0 to code 4) and |u| >= B goes to the larger magnitude:
+ * code = (4 + [|u| >= B1] + [|u| >= B2] + [|u| >= B3]) ^ (signbit(u) ? 7 : 0). */
+#define KM_TQ_L0 0.2450942f
+#define KM_TQ_L1 0.7560053f
+#define KM_TQ_L2 1.3439093f
+#define KM_TQ_L3 2.1519457f
+#define KM_TQ_B1 0.5005497f
+#define KM_TQ_B2 1.0499573f
+#define KM_TQ_B3 1.7479275f
+#define KM_TQ_LLOYD_MSE 0.034548
+
+/* Sign of element i (0 <= i < head_dim) is negative when bit 63 of splitmix64(KM_TQ_SIGN_SEED + i) is
+ * set, splitmix64(z): z += 0x9E3779B97F4A7C15; z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9;
+ * z = (z ^ z >> 27) * 0x94D049BB133111EB; z ^= z >> 31. */
+#define KM_TQ_SIGN_SEED 0x7475726271756E74ull
+
+/* TurboQuant math (fp32, each step rounded as written, so the CPU reference can match it bit for bit):
+ *   s2 = pairwise sum of x_i^2 (tree over index bits, low bit first), norm = sqrt(s2),
+ *   inv = s2 > 0 ? 1/norm : 0; y = H (sign * x) unnormalised, stages in increasing stride;
+ *   u_i = y_i * inv (~ N(0, 1): the normalised rotation's N(0, 1/d) times sqrt(d)); code = nearest level.
+ *   Dequantize: y = H level(code); x_i = sign_i * y_i * (fp16 norm * (1/d)).
+ *   V residual = norm * sqrt(pairwise sum of (u_i - level_i)^2 * (1/d)). */
+
+/* rows = tokens * heads of bf16 [rows, head_dim]; head_dim 64, 128 or 256; pointers 16-byte aligned. */
+cudaError_t km_quant_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,
+                                 cudaStream_t stream);
+cudaError_t km_quant_u3_dequantize(const uint8_t *src, uint16_t *dst, size_t tokens, int heads, int head_dim,
+                                   cudaStream_t stream);
+
+/* is_v: 0 = K layout (side fp16 [rows]), 1 = V layout (side fp16 [rows][2]). */
+cudaError_t km_quant_tq3_quantize(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t tokens, int heads,
+                                  int head_dim, int is_v, cudaStream_t stream);
+cudaError_t km_quant_tq3_dequantize(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t tokens,
+                                    int heads, int head_dim, int is_v, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

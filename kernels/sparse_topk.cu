@@ -1,0 +1,517 @@
+// Quest-style sparse read, four stages: page summaries (min/max keys), page scores, an exact radix
+// top-k per (sequence, KV head) row with ties to the lower page, and the gather of the chosen pages;
+// plus the dense read they are compared with. Launchers return cudaGetLastError() after the launch.
+#include "sparse_topk.h"
+
+namespace {
+
+constexpr int kPage = KM_SPARSE_PAGE_TOKENS;
+constexpr unsigned kFull = 0xffffffffu;
+
+int sm_count() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) return 1;
+  return sms;
+}
+
+__device__ __forceinline__ float bf16_lo(uint32_t w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t w) { return __uint_as_float(w & 0xffff0000u); }
+
+// Per bf16 lane keep `cur` unless `cand` is strictly larger (want_max) or smaller: ties keep the earlier
+// token's bits, which is what makes the summary bitwise reproducible (and equal to the CPU's).
+__device__ __forceinline__ uint32_t pick_pair(uint32_t cur, uint32_t cand, bool want_max) {
+  const float c_lo = bf16_lo(cur), n_lo = bf16_lo(cand), c_hi = bf16_hi(cur), n_hi = bf16_hi(cand);
+  const bool lo = want_max ? (n_lo > c_lo) : (n_lo < c_lo);
+  const bool hi = want_max ? (n_hi > c_hi) : (n_hi < c_hi);
+  return ((lo ? cand : cur) & 0x0000ffffu) | ((hi ? cand : cur) & 0xffff0000u);
+}
+
+__device__ __forceinline__ uint4 pick_vec(uint4 cur, uint4 cand, bool want_max) {
+  return make_uint4(pick_pair(cur.x, cand.x, want_max), pick_pair(cur.y, cand.y, want_max),
+                    pick_pair(cur.z, cand.z, want_max), pick_pair(cur.w, cand.w, want_max));
+}
+
+// ---------------------------------------------------------------- stage 1: summaries
+// One thread per (sequence, page, KV head, 8-dim vector): its 16 token loads are all issued before use,
+// and neighbouring threads read neighbouring 16-byte pieces of the same token row.
+__global__ void summarize_kernel(const uint4 *keys, uint4 *summary, int batch, int tokens, int heads, int vecs,
+                                 int pages) {
+  const size_t items = (size_t)batch * pages * heads * vecs;
+  const size_t tstride = (size_t)heads * vecs;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < items; i += (size_t)gridDim.x * blockDim.x) {
+    const int c = (int)(i % vecs);
+    size_t r = i / vecs;
+    const int h = (int)(r % heads);
+    r /= heads;
+    const int page = (int)(r % pages);
+    const int b = (int)(r / pages);
+    const int valid = min(kPage, tokens - page * kPage);
+    const uint4 *src = keys + ((size_t)b * tokens + (size_t)page * kPage) * tstride + (size_t)h * vecs + c;
+    uint4 v[kPage];
+#pragma unroll
+    for (int t = 0; t < kPage; ++t) v[t] = (t < valid) ? src[t * tstride] : make_uint4(0, 0, 0, 0);
+    uint4 mx = v[0], mn = v[0];
+#pragma unroll
+    for (int t = 1; t < kPage; ++t) {
+      if (t < valid) {
+        mx = pick_vec(mx, v[t], true);
+        mn = pick_vec(mn, v[t], false);
+      }
+    }
+    uint4 *dst = summary + (((size_t)b * heads + h) * pages + page) * 2 * vecs + c;
+    dst[0] = mx;
+    dst[vecs] = mn;
+  }
+}
+
+// One thread per (sequence, KV head, 8-dim vector).
+__global__ void append_kernel(const uint4 *keys, uint4 *summary, const int32_t *pos, int batch, int tokens, int heads,
+                              int vecs, int pages) {
+  const int items = batch * heads * vecs;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += gridDim.x * blockDim.x) {
+    const int c = i % vecs;
+    const int h = (i / vecs) % heads;
+    const int b = i / (vecs * heads);
+    const int p = pos[b];
+    if (p < 0 || p >= tokens) continue;
+    const int page = p / kPage;
+    const uint4 key = keys[((size_t)b * tokens + p) * heads * vecs + (size_t)h * vecs + c];
+    uint4 *dst = summary + (((size_t)b * heads + h) * pages + page) * 2 * vecs + c;
+    if (p % kPage == 0) {
+      dst[0] = key;
+      dst[vecs] = key;
+    } else {
+      dst[0] = pick_vec(dst[0], key, true);
+      dst[vecs] = pick_vec(dst[vecs], key, false);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- stage 2: scores
+constexpr int kScoreThreads = 256;
+constexpr int kScoreUnroll = 4;  // pages per lane group in flight: 2 x 16-byte loads each
+
+template <int D>
+struct score_geom {
+  static constexpr int lanes_per_page = D / 8;  // each lane covers 8 dims (one 16-byte vector)
+  static constexpr int pages_per_warp = 32 / lanes_per_page;
+  static constexpr int pages_per_cta = (kScoreThreads / 32) * pages_per_warp * kScoreUnroll;
+};
+
+template <int G>
+__device__ __forceinline__ float score_part(const float (&qf)[G][8], uint4 mx, uint4 mn) {
+  const uint32_t mw[4] = {mx.x, mx.y, mx.z, mx.w};
+  const uint32_t nw[4] = {mn.x, mn.y, mn.z, mn.w};
+  float acc = 0.f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float m0 = bf16_lo(mw[j]), m1 = bf16_hi(mw[j]), n0 = bf16_lo(nw[j]), n1 = bf16_hi(nw[j]);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      acc += fmaxf(qf[g][2 * j] * m0, qf[g][2 * j] * n0);
+      acc += fmaxf(qf[g][2 * j + 1] * m1, qf[g][2 * j + 1] * n1);
+    }
+  }
+  return acc;
+}
+
+// Grid: rows x chunks of pages_per_cta pages. A group of D/8 lanes scores one page; a warp reads
+// pages_per_warp neighbouring pages (contiguous summaries) per step, kScoreUnroll steps in flight.
+template <int D, int G>
+__global__ __launch_bounds__(kScoreThreads) void score_kernel(const uint16_t *query, const uint4 *summary,
+                                                              float *scores, int kv_heads, int pages, int chunks) {
+  using geom = score_geom<D>;
+  constexpr int vecs = D / 8;
+  const int row = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int sub = lane % geom::lanes_per_page, slot = lane / geom::lanes_per_page;
+  const int b = row / kv_heads, h = row % kv_heads;
+
+  float qf[G][8];
+  const uint16_t *q = query + ((size_t)b * kv_heads * G + (size_t)h * G) * D + sub * 8;
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    const uint4 raw = *reinterpret_cast<const uint4 *>(q + (size_t)g * D);
+    const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      qf[g][2 * j] = bf16_lo(w[j]);
+      qf[g][2 * j + 1] = bf16_hi(w[j]);
+    }
+  }
+
+  const uint4 *rs = summary + (size_t)row * pages * 2 * vecs;
+  const int first = chunk * geom::pages_per_cta + warp * geom::pages_per_warp * kScoreUnroll;
+  uint4 mx[kScoreUnroll], mn[kScoreUnroll];
+#pragma unroll
+  for (int u = 0; u < kScoreUnroll; ++u) {
+    const int page = first + u * geom::pages_per_warp + slot;
+    const bool in = page < pages;
+    mx[u] = in ? rs[(size_t)page * 2 * vecs + sub] : make_uint4(0, 0, 0, 0);
+    mn[u] = in ? rs[(size_t)page * 2 * vecs + vecs + sub] : make_uint4(0, 0, 0, 0);
+  }
+#pragma unroll
+  for (int u = 0; u < kScoreUnroll; ++u) {
+    const int page = first + u * geom::pages_per_warp + slot;
+    float acc = score_part<G>(qf, mx[u], mn[u]);
+    // Every lane takes part (out-of-range pages add zeros), so the full mask is exact.
+#pragma unroll
+    for (int off = geom::lanes_per_page / 2; off > 0; off >>= 1) acc += __shfl_xor_sync(kFull, acc, off);
+    if (sub == 0 && page < pages) scores[(size_t)row * pages + page] = acc;
+  }
+}
+
+template <int D>
+cudaError_t launch_score_d(const uint16_t *q, const uint16_t *sum, float *scores, km_sparse_shape s, int pages,
+                           int group, cudaStream_t st) {
+  const int chunks = (pages + score_geom<D>::pages_per_cta - 1) / score_geom<D>::pages_per_cta;
+  const long long grid = (long long)s.batch * s.kv_heads * chunks;
+  if (grid > 0x7fffffffLL) return cudaErrorInvalidValue;
+  const uint4 *sv = reinterpret_cast<const uint4 *>(sum);
+  switch (group) {
+    case 1: score_kernel<D, 1><<<(unsigned)grid, kScoreThreads, 0, st>>>(q, sv, scores, s.kv_heads, pages, chunks); break;
+    case 2: score_kernel<D, 2><<<(unsigned)grid, kScoreThreads, 0, st>>>(q, sv, scores, s.kv_heads, pages, chunks); break;
+    case 4: score_kernel<D, 4><<<(unsigned)grid, kScoreThreads, 0, st>>>(q, sv, scores, s.kv_heads, pages, chunks); break;
+    case 8: score_kernel<D, 8><<<(unsigned)grid, kScoreThreads, 0, st>>>(q, sv, scores, s.kv_heads, pages, chunks); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+// ---------------------------------------------------------------- stage 3: top-k
+constexpr int kTopkThreads = 512;
+constexpr int kTopkWarps = kTopkThreads / 32;
+constexpr uint32_t kLastPageKey = 0xffffffffu;  // above every score's key: the last page always wins
+
+// Order-preserving map float -> uint32 (IEEE total order); NaN maps below -inf. The largest a score can
+// map to is 0xff800000 (+inf), so kLastPageKey is unique.
+__device__ __forceinline__ uint32_t score_key(float s) {
+  const uint32_t u = __float_as_uint(s);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0u;
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+struct topk_shared {
+  uint32_t hist[256];
+  uint32_t digit;
+  uint32_t krem;
+  uint32_t warp_gt[kTopkWarps];
+  uint32_t warp_eq[kTopkWarps];
+};
+
+// Histogram of the digit at `shift` of the keys still matching `prefix` under `mask`. Lanes with the same
+// digit are merged with __match_any_sync first, so a skewed row (most scores share their top byte) costs
+// one shared atomic per distinct digit per warp instead of 32 serialised ones.
+__device__ void radix_histogram(const uint32_t *keys, int n, uint32_t prefix, uint32_t mask, int shift,
+                                uint32_t *hist) {
+  const int lane = threadIdx.x & 31;
+  for (int i0 = 0; i0 < n; i0 += kTopkThreads) {  // trip count uniform across the block
+    const int i = i0 + (int)threadIdx.x;
+    const uint32_t key = i < n ? keys[i] : 0u;
+    const bool match = i < n && (key & mask) == prefix;
+    const unsigned act = __ballot_sync(kFull, match);
+    if (match) {
+      const uint32_t digit = (key >> shift) & 255u;
+      const unsigned peers = __match_any_sync(act, digit);
+      if (lane == __ffs(peers) - 1) atomicAdd(&hist[digit], (uint32_t)__popc(peers));
+    }
+  }
+}
+
+// Warp 0: walk the bins from the top to the one holding the krem-th largest candidate. Lane l owns bins
+// 255-8l .. 248-8l; an inclusive warp scan of the lane sums finds the lane, the lane finds the bin.
+__device__ void radix_pick_bin(topk_shared &sh, uint32_t krem) {
+  const int lane = threadIdx.x & 31;
+  uint32_t c[8], sum = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    c[j] = sh.hist[255 - lane * 8 - j];
+    sum += c[j];
+  }
+  uint32_t incl = sum;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const uint32_t v = __shfl_up_sync(kFull, incl, off);
+    if (lane >= off) incl += v;
+  }
+  const uint32_t excl = incl - sum;
+  if (excl < krem && krem <= incl) {
+    uint32_t acc = excl;
+    bool found = false;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      if (!found && acc + c[j] >= krem) {
+        found = true;
+        sh.digit = (uint32_t)(255 - lane * 8 - j);
+        sh.krem = krem - acc;
+      }
+      if (!found) acc += c[j];
+    }
+  }
+}
+
+// Write the selected indices in ascending order: every key > T, and the first `krem` keys == T.
+// Each warp owns a contiguous run of indices, so ballots give in-order ranks without a block scan.
+__device__ void topk_compact(const uint32_t *keys, int n, uint32_t thr, uint32_t krem, topk_shared &sh,
+                             int32_t *out) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned lt = (1u << lane) - 1u;
+  const int chunk = ((n + kTopkThreads - 1) / kTopkThreads) * 32;
+  const int lo = warp * chunk, hi = min(n, lo + chunk);
+  uint32_t gt = 0, eq = 0;
+  for (int i0 = lo; i0 < lo + chunk; i0 += 32) {
+    const int i = i0 + lane;
+    const uint32_t key = i < hi ? keys[i] : 0u;
+    gt += __popc(__ballot_sync(kFull, i < hi && key > thr));
+    eq += __popc(__ballot_sync(kFull, i < hi && key == thr));
+  }
+  if (lane == 0) {
+    sh.warp_gt[warp] = gt;
+    sh.warp_eq[warp] = eq;
+  }
+  __syncthreads();
+  uint32_t pos = 0, eq_run = 0;
+  for (int w = 0; w < warp; ++w) {  // how many the earlier warps select
+    const uint32_t e = sh.warp_eq[w];
+    const uint32_t take = krem > eq_run ? min(e, krem - eq_run) : 0u;
+    pos += sh.warp_gt[w] + take;
+    eq_run += e;
+  }
+  for (int i0 = lo; i0 < lo + chunk; i0 += 32) {
+    const int i = i0 + lane;
+    const uint32_t key = i < hi ? keys[i] : 0u;
+    const bool is_eq = i < hi && key == thr;
+    const unsigned eqb = __ballot_sync(kFull, is_eq);
+    const bool sel = (i < hi && key > thr) || (is_eq && eq_run + __popc(eqb & lt) < krem);
+    const unsigned selb = __ballot_sync(kFull, sel);
+    if (sel) out[pos + __popc(selb & lt)] = i;
+    pos += __popc(selb);
+    eq_run += __popc(eqb);
+  }
+}
+
+// One CTA per row: load the row once into shared memory as keys, four 8-bit radix passes narrow down
+// the k-th largest key T, then one compaction pass writes the set.
+// Four CTAs of 512 per SM (2,048 threads, 4 x 33 KB shared): 528 rows in one wave on 132 SMs.
+__global__ __launch_bounds__(kTopkThreads, 4) void topk_kernel(const float *scores, int32_t *selected, int n, int k) {
+  extern __shared__ uint32_t keys[];
+  __shared__ topk_shared sh;
+  const float *src = scores + (size_t)blockIdx.x * n;
+  if ((n & 3) == 0) {  // rows start 16-byte aligned: float4 loads
+    const float4 *src4 = reinterpret_cast<const float4 *>(src);
+    for (int i = threadIdx.x; i < n / 4; i += kTopkThreads) {
+      const float4 v = src4[i];
+      keys[4 * i] = score_key(v.x);
+      keys[4 * i + 1] = score_key(v.y);
+      keys[4 * i + 2] = score_key(v.z);
+      keys[4 * i + 3] = 4 * i + 3 == n - 1 ? kLastPageKey : score_key(v.w);
+    }
+  } else {
+    for (int i = threadIdx.x; i < n; i += kTopkThreads) keys[i] = i == n - 1 ? kLastPageKey : score_key(src[i]);
+  }
+  uint32_t prefix = 0, mask = 0, krem = (uint32_t)k;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    if (threadIdx.x < 256) sh.hist[threadIdx.x] = 0;
+    __syncthreads();  // keys loaded (first pass), hist cleared, last pass's digit/krem read by all
+    radix_histogram(keys, n, prefix, mask, shift, sh.hist);
+    __syncthreads();
+    if (threadIdx.x < 32) radix_pick_bin(sh, krem);
+    __syncthreads();
+    prefix |= sh.digit << shift;
+    mask |= 255u << shift;
+    krem = sh.krem;
+  }
+  topk_compact(keys, n, prefix, krem, sh, selected + (size_t)blockIdx.x * k);
+}
+
+// ---------------------------------------------------------------- stage 4: sparse read
+constexpr int kReadThreads = 256;
+constexpr int kReadUnroll = 8;  // 16-byte vectors per lane per tensor in flight (K and V: 16 loads)
+
+// One warp per selected page: a page of one KV head is 16 token rows of D*2 bytes (strided by the other
+// heads), copied with every lane issuing kReadUnroll K loads and kReadUnroll V loads before any store.
+template <int VECS>
+__global__ __launch_bounds__(kReadThreads) void read_kernel(const uint4 *kc, const uint4 *vc, const int32_t *sel,
+                                                            uint4 *ko, uint4 *vo, int heads, int tokens, int k,
+                                                            size_t items) {
+  constexpr int page_vecs = kPage * VECS;
+  const int lane = threadIdx.x & 31;
+  const size_t warps = (size_t)gridDim.x * (kReadThreads / 32);
+  const size_t tstride = (size_t)heads * VECS;
+  for (size_t it = blockIdx.x * (size_t)(kReadThreads / 32) + (threadIdx.x >> 5); it < items; it += warps) {
+    const size_t row = it / k;
+    const int b = (int)(row / heads), h = (int)(row % heads);
+    const int page = sel[it];
+    const size_t base = ((size_t)b * tokens + (size_t)page * kPage) * tstride + (size_t)h * VECS;
+    uint4 *kd = ko + it * page_vecs;
+    uint4 *vd = vo + it * page_vecs;
+    for (int v0 = 0; v0 < page_vecs; v0 += 32 * kReadUnroll) {
+      uint4 a[kReadUnroll], c[kReadUnroll];
+#pragma unroll
+      for (int u = 0; u < kReadUnroll; ++u) {
+        const int f = v0 + u * 32 + lane;
+        if (f < page_vecs) {
+          const size_t off = base + (size_t)(f / VECS) * tstride + (f % VECS);
+          a[u] = kc[off];
+          c[u] = vc[off];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kReadUnroll; ++u) {
+        const int f = v0 + u * 32 + lane;
+        if (f < page_vecs) {
+          kd[f] = a[u];
+          vd[f] = c[u];
+        }
+      }
+    }
+  }
+}
+
+template <int VECS>
+cudaError_t launch_read(const uint16_t *keys, const uint16_t *values, const int32_t *sel, int k, uint16_t *ko,
+                        uint16_t *vo, km_sparse_shape s, cudaStream_t st) {
+  const size_t items = (size_t)s.batch * s.kv_heads * k;
+  if (items == 0) return cudaSuccess;
+  int per_sm = 0;
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel<VECS>, kReadThreads, 0);
+  if (e != cudaSuccess) return e;
+  const size_t want = (items + kReadThreads / 32 - 1) / (kReadThreads / 32);
+  size_t grid = (size_t)sm_count() * (per_sm > 0 ? per_sm : 1);
+  if (grid > want) grid = want;
+  read_kernel<VECS><<<(unsigned)grid, kReadThreads, 0, st>>>(
+      reinterpret_cast<const uint4 *>(keys), reinterpret_cast<const uint4 *>(values), sel,
+      reinterpret_cast<uint4 *>(ko), reinterpret_cast<uint4 *>(vo), s.kv_heads, s.tokens, k, items);
+  return cudaGetLastError();
+}
+
+// ---------------------------------------------------------------- dense read
+constexpr int kDenseThreads = 256;
+constexpr int kDenseUnroll = 4;
+
+__device__ __forceinline__ uint32_t fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+
+__device__ uint32_t xor_stream(const uint4 *p, size_t n) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  uint32_t acc = 0;
+  for (; i + (kDenseUnroll - 1) * stride < n; i += kDenseUnroll * stride) {
+    uint4 v[kDenseUnroll];
+#pragma unroll
+    for (int u = 0; u < kDenseUnroll; ++u) v[u] = __ldcs(p + i + u * stride);  // streamed once: evict first
+#pragma unroll
+    for (int u = 0; u < kDenseUnroll; ++u) acc ^= fold(v[u]);
+  }
+  for (; i < n; i += stride) acc ^= fold(__ldcs(p + i));
+  return acc;
+}
+
+__global__ __launch_bounds__(kDenseThreads) void dense_kernel(const uint4 *a, const uint4 *b, size_t n,
+                                                              uint32_t *partials) {
+  uint32_t acc = xor_stream(a, n) ^ xor_stream(b, n);
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) acc ^= __shfl_xor_sync(kFull, acc, off);
+  if ((threadIdx.x & 31) == 0) partials[blockIdx.x * (kDenseThreads / 32) + (threadIdx.x >> 5)] = acc;
+}
+
+bool shape_ok(const km_sparse_shape &s) {
+  return s.batch > 0 && s.tokens > 0 && s.kv_heads > 0 && s.q_heads > 0 && s.q_heads % s.kv_heads == 0 &&
+         (s.head_dim == 64 || s.head_dim == 128 || s.head_dim == 256);
+}
+
+int page_count(const km_sparse_shape &s) { return (s.tokens + kPage - 1) / kPage; }
+
+unsigned grid_for(size_t items, int threads) {
+  size_t g = (items + threads - 1) / threads;
+  const size_t cap = (size_t)sm_count() * 16;  // grid-stride beyond a few waves
+  if (g > cap) g = cap;
+  return g == 0 ? 1u : (unsigned)g;
+}
+
+}  // namespace
+
+extern "C" cudaError_t km_sparse_summarize(const uint16_t *keys, uint16_t *summary, km_sparse_shape s,
+                                           cudaStream_t stream) {
+  if (!shape_ok(s)) return cudaErrorInvalidValue;
+  const int vecs = s.head_dim / 8, pages = page_count(s);
+  const size_t items = (size_t)s.batch * pages * s.kv_heads * vecs;
+  summarize_kernel<<<grid_for(items, 256), 256, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),
+                                                             reinterpret_cast<uint4 *>(summary), s.batch, s.tokens,
+                                                             s.kv_heads, vecs, pages);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_sparse_summary_append(const uint16_t *keys, uint16_t *summary, const int32_t *pos,
+                                                km_sparse_shape s, cudaStream_t stream) {
+  if (!shape_ok(s)) return cudaErrorInvalidValue;
+  const int vecs = s.head_dim / 8;
+  const size_t items = (size_t)s.batch * s.kv_heads * vecs;
+  if (items > 0x7fffffff) return cudaErrorInvalidValue;
+  append_kernel<<<grid_for(items, 128), 128, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),
+                                                          reinterpret_cast<uint4 *>(summary), pos, s.batch,
+                                                          s.tokens, s.kv_heads, vecs, page_count(s));
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_sparse_score(const uint16_t *query, const uint16_t *summary, float *scores,
+                                       km_sparse_shape s, cudaStream_t stream) {
+  if (!shape_ok(s)) return cudaErrorInvalidValue;
+  const int group = s.q_heads / s.kv_heads, pages = page_count(s);
+  switch (s.head_dim) {
+    case 64: return launch_score_d<64>(query, summary, scores, s, pages, group, stream);
+    case 128: return launch_score_d<128>(query, summary, scores, s, pages, group, stream);
+    case 256: return launch_score_d<256>(query, summary, scores, s, pages, group, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+extern "C" int km_sparse_topk_max_pages(int device) {
+  int optin = 0;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return 0;
+  const int avail = optin - (int)sizeof(topk_shared);
+  return avail > 0 ? avail / (int)sizeof(uint32_t) : 0;
+}
+
+extern "C" cudaError_t km_sparse_topk(const float *scores, int32_t *selected, int rows, int pages, int k,
+                                      cudaStream_t stream) {
+  if (rows <= 0 || pages <= 0 || k < 1 || k > pages) return cudaErrorInvalidValue;
+  const size_t smem = (size_t)pages * sizeof(uint32_t);
+  const size_t default_limit = 48 * 1024 - sizeof(topk_shared);
+  if (smem > default_limit) {
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return e;
+    if (pages > km_sparse_topk_max_pages(dev)) return cudaErrorInvalidValue;
+    e = cudaFuncSetAttribute(topk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+  }
+  topk_kernel<<<rows, kTopkThreads, smem, stream>>>(scores, selected, pages, k);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_sparse_read(const uint16_t *keys, const uint16_t *values, const int32_t *selected, int k,
+                                      uint16_t *k_out, uint16_t *v_out, km_sparse_shape s, cudaStream_t stream) {
+  if (!shape_ok(s) || s.tokens % kPage != 0 || k < 1 || k > page_count(s)) return cudaErrorInvalidValue;
+  switch (s.head_dim) {
+    case 64: return launch_read<8>(keys, values, selected, k, k_out, v_out, s, stream);
+    case 128: return launch_read<16>(keys, values, selected, k, k_out, v_out, s, stream);
+    case 256: return launch_read<32>(keys, values, selected, k, k_out, v_out, s, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+extern "C" cudaError_t km_sparse_dense_read(const uint16_t *keys, const uint16_t *values, size_t bytes,
+                                            uint32_t *partials, int max_partials, int *used, cudaStream_t stream) {
+  const int warps_per_cta = kDenseThreads / 32;
+  if (bytes % 16 != 0 || max_partials < warps_per_cta || !used) return cudaErrorInvalidValue;
+  int per_sm = 0;
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dense_kernel, kDenseThreads, 0);
+  if (e != cudaSuccess) return e;
+  int grid = sm_count() * (per_sm > 0 ? per_sm : 1);
+  if (grid > max_partials / warps_per_cta) grid = max_partials / warps_per_cta;
+  *used = grid * warps_per_cta;
+  dense_kernel<<<grid, kDenseThreads, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),
+                                                   reinterpret_cast<const uint4 *>(values), bytes / 16, partials);
+  return cudaGetLastError();
+}

@@ -1,0 +1,75 @@
+/* Query-aware sparse KV read (Quest): per-page min/max key summaries, page scores from the decode
+ * query, an exact top-k page selection per (sequence, KV head), and a gather of the selected pages;
+ * plus the dense read of every page that the sparse path is measured against. */
+#ifndef KM_KERNELS_SPARSE_TOPK_H
+#define KM_KERNELS_SPARSE_TOPK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Tokens per page: Quest's page and vLLM's default block size. */
+#define KM_SPARSE_PAGE_TOKENS 16
+/* Largest GQA group (query heads per KV head) the scoring kernel takes. */
+#define KM_SPARSE_MAX_GROUP 8
+
+/* Layouts (all bf16 as raw uint16_t bits, row-major, each sequence contiguous):
+ *   keys, values  [batch][tokens][kv_heads][head_dim]      (tokens = capacity per sequence)
+ *   query         [batch][q_heads][head_dim]              (query head g serves KV head g / group)
+ *   summary       [batch][kv_heads][pages][2][head_dim]    (index 0 = max, 1 = min), stored in bf16:
+ *                 the min and max of bf16 values are bf16 values, so nothing is rounded
+ *   scores        [batch * kv_heads][pages] fp32
+ *   selected      [batch * kv_heads][k] int32 page indices, ascending
+ *   gathered K, V [batch * kv_heads][k][16][head_dim]
+ * pages = ceil(tokens / 16). head_dim must be 64, 128 or 256; q_heads / kv_heads in {1, 2, 4, 8}. */
+typedef struct km_sparse_shape {
+  int batch;
+  int tokens;
+  int kv_heads;
+  int q_heads;
+  int head_dim;
+} km_sparse_shape;
+
+/* Summaries of every page from the keys (prefill). A partial last page covers its valid tokens.
+ * Ties (equal values, e.g. -0 and +0) keep the earlier token's bits, so the result is deterministic. */
+cudaError_t km_sparse_summarize(const uint16_t *keys, uint16_t *summary, km_sparse_shape s, cudaStream_t stream);
+
+/* Decode-time update: sequence b has just appended the token at position pos[b] (its key is already in
+ * `keys`); fold it into its page's summary (a new page starts from it). Bitwise equal to a rebuild. */
+cudaError_t km_sparse_summary_append(const uint16_t *keys, uint16_t *summary, const int32_t *pos,
+                                     km_sparse_shape s, cudaStream_t stream);
+
+/* scores[b*kv_heads + h][p] = sum over the group's query heads g, over dims i, of
+ * max(q_g,i * max_i, q_g,i * min_i), in fp32. */
+cudaError_t km_sparse_score(const uint16_t *query, const uint16_t *summary, float *scores, km_sparse_shape s,
+                            cudaStream_t stream);
+
+/* Exact top-k per row of `scores` (rows x pages, 1 <= k <= pages): the last page of each row is always
+ * selected, the other k-1 are the highest scores, ties going to the lower page index; scores are ordered
+ * as IEEE total order (-0 < +0) with NaN below -inf. Written ascending. One CTA per row keeps the row's
+ * keys in shared memory, so pages <= km_sparse_topk_max_pages (about 56K on an H100/H200). */
+cudaError_t km_sparse_topk(const float *scores, int32_t *selected, int rows, int pages, int k, cudaStream_t stream);
+int km_sparse_topk_max_pages(int device);
+
+/* Gather the k selected pages of each (sequence, KV head) row, K and V, into contiguous outputs.
+ * Needs tokens % 16 == 0 (whole pages). */
+cudaError_t km_sparse_read(const uint16_t *keys, const uint16_t *values, const int32_t *selected, int k,
+                           uint16_t *k_out, uint16_t *v_out, km_sparse_shape s, cudaStream_t stream);
+
+/* The dense read: every byte of K and V (each `bytes` long, a multiple of 16) read once, as attention
+ * over all pages would; each warp writes the XOR of the 32-bit words it read to partials[i]
+ * (so the read cannot be optimised away and the CPU can check it). *used: partials written
+ * (<= max_partials; the grid shrinks to fit). */
+cudaError_t km_sparse_dense_read(const uint16_t *keys, const uint16_t *values, size_t bytes, uint32_t *partials,
+                                 int max_partials, int *used, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,250 @@
+/* CPU tests of the quant/ reference (micro/quant_ref.c): fp8 encoder on known bit patterns (saturation,
+ * subnormals, ties to even) and against a brute-force nearest search, fp16/bf16 encoders, FWHT
+ * orthogonality, 3-bit packing, the embedded Lloyd-Max codebook, and end-to-end accuracy figures. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "quant_3bit.h"
+#include "quant_ref.h"
+
+static int failures;
+
+#define EXPECT(cond, ...)                                    \
+  do {                                                       \
+    if (!(cond)) {                                           \
+      fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);  \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fprintf(stderr, "\n");                                 \
+      failures++;                                            \
+    }                                                        \
+  } while (0)
+
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static float rng_normal(uint64_t *s) {
+  const uint64_t h = rng_next(s);
+  const double u1 = ((double)(uint32_t)h + 1.0) / 4294967296.0, u2 = (double)(uint32_t)(h >> 32) / 4294967296.0;
+  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static float bits_f(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static void test_fp8_known(void) {
+  struct { float x; int fmt; uint8_t code; } cases[] = {
+      {1.0f, KM_REF_E4M3, 0x38}, {-2.0f, KM_REF_E4M3, 0xC0}, {448.0f, KM_REF_E4M3, 0x7E}, {240.0f, KM_REF_E4M3, 0x77},
+      {464.0f, KM_REF_E4M3, 0x7E}, {1e6f, KM_REF_E4M3, 0x7E}, {-1e6f, KM_REF_E4M3, 0xFE},
+      {INFINITY, KM_REF_E4M3, 0x7E}, {-INFINITY, KM_REF_E4M3, 0xFE}, {NAN, KM_REF_E4M3, 0x7F},
+      {0.0f, KM_REF_E4M3, 0x00}, {-0.0f, KM_REF_E4M3, 0x80},
+      {0x1p-9f, KM_REF_E4M3, 0x01}, {0x1p-10f, KM_REF_E4M3, 0x00}, {0x3p-10f, KM_REF_E4M3, 0x02},
+      {0x5p-10f, KM_REF_E4M3, 0x02}, {0x7p-9f, KM_REF_E4M3, 0x07}, {0x1p-6f, KM_REF_E4M3, 0x08},
+      {0xFp-10f, KM_REF_E4M3, 0x08}, /* 7.5 quanta: tie between 7 (odd) and 8 -> the min normal */
+      {1.0625f, KM_REF_E4M3, 0x38}, {1.1875f, KM_REF_E4M3, 0x3A}, {1.0626f, KM_REF_E4M3, 0x39},
+      {1.0f, KM_REF_E5M2, 0x3C}, {57344.0f, KM_REF_E5M2, 0x7B}, {61440.0f, KM_REF_E5M2, 0x7B},
+      {INFINITY, KM_REF_E5M2, 0x7B}, {-INFINITY, KM_REF_E5M2, 0xFB}, {NAN, KM_REF_E5M2, 0x7F},
+      {0x1p-16f, KM_REF_E5M2, 0x01}, {0x1p-17f, KM_REF_E5M2, 0x00}, {0x3p-17f, KM_REF_E5M2, 0x02},
+      {1.125f, KM_REF_E5M2, 0x3C}, {1.375f, KM_REF_E5M2, 0x3E}, {-0x1p-14f, KM_REF_E5M2, 0x84},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const uint8_t got = km_ref_fp8_encode(cases[i].x, cases[i].fmt);
+    EXPECT(got == cases[i].code, "fp8 %s(%a) = 0x%02X, want 0x%02X", cases[i].fmt ? "e5m2" : "e4m3", cases[i].x, got,
+           cases[i].code);
+  }
+  EXPECT(isnan(km_ref_fp8_decode(0x7F, KM_REF_E4M3)) && km_ref_fp8_decode(0x7E, KM_REF_E4M3) == 448.0f, "e4m3 decode");
+  EXPECT(isinf(km_ref_fp8_decode(0x7C, KM_REF_E5M2)) && km_ref_fp8_decode(0x7B, KM_REF_E5M2) == 57344.0f, "e5m2 decode");
+}
+
+/* The nearest finite code by exhaustive search, ties to the even code; beyond max: max. */
+static uint8_t brute_fp8(float x, int fmt) {
+  const float mx = km_ref_fp8_max(fmt);
+  const int neg = signbit(x);
+  const double a = fabs((double)x);
+  if (a >= mx) return (uint8_t)((neg ? 0x80 : 0) | km_ref_fp8_encode(mx, fmt));
+  int best = 0;
+  double bd = INFINITY;
+  for (int c = 0; c < 128; ++c) {
+    const float v = km_ref_fp8_decode((uint8_t)c, fmt);
+    if (isnan(v) || isinf(v)) continue;
+    const double dd = fabs((double)v - a);
+    if (dd < bd || (dd == bd && !(c & 1))) {
+      bd = dd;
+      best = c;
+    }
+  }
+  return (uint8_t)((neg ? 0x80 : 0) | best);
+}
+
+static void test_fp8_brute(void) {
+  uint64_t s = 1;
+  for (int fmt = 0; fmt < 2; ++fmt) {
+    int bad = 0;
+    for (int i = 0; i < 200000; ++i) {
+      const uint64_t h = rng_next(&s);
+      /* exponents around the format's range, random mantissa bits (incl. exact ties) */
+      const int e = (int)(h % 44) - (fmt ? 26 : 14);
+      uint32_t man = (uint32_t)(h >> 8) & 0x7fffffu;
+      if ((h >> 40) & 1) man &= 0x7f0000u; /* short mantissas make ties */
+      const float x = ldexpf(1.0f + man / 8388608.0f, e) * (((h >> 41) & 1) ? -1.0f : 1.0f);
+      const uint8_t got = km_ref_fp8_encode(x, fmt), want = brute_fp8(x, fmt);
+      if (got != want && bad++ < 5) fprintf(stderr, "fp8 fmt %d x=%a got 0x%02X want 0x%02X\n", fmt, x, got, want);
+    }
+    EXPECT(bad == 0, "fp8 fmt %d: %d mismatches against the brute-force nearest search", fmt, bad);
+    for (int c = 0; c < 256; ++c) { /* every finite code survives decode + encode */
+      const float v = km_ref_fp8_decode((uint8_t)c, fmt);
+      if (!isnan(v) && !isinf(v)) EXPECT(km_ref_fp8_encode(v, fmt) == c, "fp8 fmt %d code 0x%02X round trip", fmt, c);
+    }
+  }
+}
+
+static void test_f16_bf16(void) {
+  uint64_t s = 7;
+  int bad = 0;
+  for (int i = 0; i < 500000; ++i) {
+    const uint64_t h = rng_next(&s);
+    const float x = ldexpf(1.0f + ((uint32_t)h & 0x7fffffu) / 8388608.0f, (int)((h >> 32) % 50) - 30) *
+                    (((h >> 40) & 1) ? -1.0f : 1.0f);
+    const _Float16 hw = (_Float16)x;
+    uint16_t want;
+    memcpy(&want, &hw, 2);
+    const uint16_t got = km_ref_f32_to_f16(x);
+    if (got != want && bad++ < 5) fprintf(stderr, "f16 x=%a got 0x%04X want 0x%04X\n", x, got, want);
+    if (!isinf((float)hw)) EXPECT(km_ref_f16_to_f32(got) == (float)hw, "f16 decode %a", x);
+  }
+  EXPECT(bad == 0, "f16: %d mismatches against the compiler's _Float16 conversion", bad);
+  EXPECT(km_ref_f32_to_bf16(1.0f) == 0x3F80, "bf16 1.0");
+  EXPECT(km_ref_f32_to_bf16(bits_f(0x3F808000u)) == 0x3F80, "bf16 tie to even (down)");
+  EXPECT(km_ref_f32_to_bf16(bits_f(0x3F818000u)) == 0x3F82, "bf16 tie to even (up)");
+  EXPECT(km_ref_f32_to_bf16(bits_f(0x3F808001u)) == 0x3F81, "bf16 above tie");
+}
+
+static void test_fwht(void) {
+  for (int d = 64; d <= 256; d *= 2) {
+    float rows[256][256];
+    for (int i = 0; i < d; ++i) { /* H e_i = row i of H: +-1 entries, pairwise orthogonal */
+      memset(rows[i], 0, sizeof rows[i]);
+      rows[i][i] = 1.0f;
+      km_ref_fwht(rows[i], d);
+    }
+    int bad = 0;
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double dot = 0;
+        for (int k = 0; k < d; ++k) dot += (double)rows[i][k] * rows[j][k];
+        if (dot != (i == j ? d : 0)) bad++;
+      }
+    EXPECT(bad == 0, "FWHT d=%d: %d row pairs not orthogonal", d, bad);
+    float x[256], y[256];
+    uint64_t s = (uint64_t)d;
+    for (int i = 0; i < d; ++i) x[i] = y[i] = rng_normal(&s);
+    km_ref_fwht(y, d);
+    km_ref_fwht(y, d);
+    double err = 0;
+    for (int i = 0; i < d; ++i) err = fmax(err, fabs(y[i] / d - x[i]));
+    EXPECT(err < 1e-5, "FWHT d=%d: H H x != d x (max err %g)", d, err);
+  }
+}
+
+static void test_pack(void) {
+  const uint8_t seq[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  uint8_t packed[96], back[256], codes[256];
+  km_ref_pack3(seq, 8, packed);
+  EXPECT(packed[0] == 0x88 && packed[1] == 0xC6 && packed[2] == 0xFA, "pack3 0..7 = %02X %02X %02X", packed[0],
+         packed[1], packed[2]);
+  uint64_t s = 3;
+  for (int i = 0; i < 256; ++i) codes[i] = (uint8_t)(rng_next(&s) & 7);
+  km_ref_pack3(codes, 256, packed);
+  km_ref_unpack3(packed, 256, back);
+  EXPECT(memcmp(codes, back, 256) == 0, "pack3 round trip");
+}
+
+static void test_codebook(void) {
+  double c[8], mse;
+  km_ref_lloyd_max_gaussian(8, 500, c, &mse);
+  const float emb[8] = {-KM_TQ_L3, -KM_TQ_L2, -KM_TQ_L1, -KM_TQ_L0, KM_TQ_L0, KM_TQ_L1, KM_TQ_L2, KM_TQ_L3};
+  for (int i = 0; i < 8; ++i) EXPECT(fabs(c[i] - emb[i]) < 2e-6, "Lloyd-Max level %d: %.7f vs embedded %.7f", i, c[i], emb[i]);
+  EXPECT(fabs(mse - KM_TQ_LLOYD_MSE) < 1e-6, "Lloyd-Max MSE %.6f vs %.6f", mse, KM_TQ_LLOYD_MSE);
+  EXPECT(fabsf(KM_TQ_B1 - 0.5f * (KM_TQ_L0 + KM_TQ_L1)) < 1e-6f, "B1 midpoint");
+  EXPECT(fabsf(KM_TQ_B2 - 0.5f * (KM_TQ_L1 + KM_TQ_L2)) < 1e-6f, "B2 midpoint");
+  EXPECT(fabsf(KM_TQ_B3 - 0.5f * (KM_TQ_L2 + KM_TQ_L3)) < 1e-6f, "B3 midpoint");
+  printf("Lloyd-Max 3-bit N(0,1): %.4f %.4f %.4f %.4f, MSE %.6f\n", c[4], c[5], c[6], c[7], mse);
+}
+
+enum { ROWS = 2048 };
+
+/* K-like rows: N(0,1) with every 32nd channel 10x (as kernels/fill.h's outlier option), or plain V. */
+static void make_rows(uint16_t *x, int d, int outliers, uint64_t seed) {
+  for (size_t i = 0; i < (size_t)ROWS * d; ++i) {
+    float v = rng_normal(&seed);
+    if (outliers && (i % d) % 32 == 7) v *= 10.0f;
+    x[i] = km_ref_f32_to_bf16(v);
+  }
+}
+
+static void test_accuracy(void) {
+  static uint16_t x[ROWS * 256], y[ROWS * 256];
+  static uint8_t q[ROWS * 256];
+  uint16_t side[2];
+  km_ref_accuracy acc;
+  for (int d = 64; d <= 256; d *= 2) {
+    make_rows(x, d, 1, 11 + d);
+    for (int r = 0; r < ROWS; ++r) {
+      float sc;
+      km_ref_fp8_quantize_row(x + r * d, d, -1.0f, KM_REF_E4M3, q + r * d, &sc);
+      km_ref_fp8_dequantize_row(q + r * d, d, sc, KM_REF_E4M3, y + r * d);
+    }
+    km_ref_measure_accuracy(x, y, ROWS, d, 5, &acc);
+    printf("d%d fp8 e4m3 per-token-head (K outliers): rel_mse %.3g cosine %.6f qk %.3g\n", d, acc.rel_mse, acc.cosine,
+           acc.qk_rel_err);
+    EXPECT(acc.rel_mse < 1e-3, "fp8 e4m3 rel MSE %g >= 1e-3", acc.rel_mse);
+    for (int r = 0; r < ROWS; ++r) {
+      km_ref_u3_quantize_row(x + r * d, d, q + r * d / 2);
+      km_ref_u3_dequantize_row(q + r * d / 2, d, y + r * d);
+    }
+    km_ref_measure_accuracy(x, y, ROWS, d, 5, &acc);
+    printf("d%d uniform 3-bit g32 (K outliers): rel_mse %.3g cosine %.6f qk %.3g\n", d, acc.rel_mse, acc.cosine,
+           acc.qk_rel_err);
+    EXPECT(acc.rel_mse < 0.1, "uniform 3-bit rel MSE %g", acc.rel_mse);
+    for (int pass = 0; pass < 2; ++pass) {
+      make_rows(x, d, pass == 0, 17 + d);
+      for (int r = 0; r < ROWS; ++r) {
+        km_ref_tq3_quantize_row(x + r * d, d, pass, q + r * (3 * d / 8), side);
+        km_ref_tq3_dequantize_row(q + r * (3 * d / 8), side[0], d, y + r * d);
+      }
+      km_ref_measure_accuracy(x, y, ROWS, d, 5, &acc);
+      printf("d%d turboquant 3-bit (%s): rel_mse %.4f cosine %.6f qk %.3g\n", d, pass ? "V" : "K outliers",
+             acc.rel_mse, acc.cosine, acc.qk_rel_err);
+      /* Gaussian V must land within 10% of the Lloyd-Max figure; outlier-heavy K only must not be worse */
+      if (pass)
+        EXPECT(fabs(acc.rel_mse - KM_TQ_LLOYD_MSE) < 0.1 * KM_TQ_LLOYD_MSE,
+               "TurboQuant V rel MSE %.4f not within 10%% of %.4f", acc.rel_mse, KM_TQ_LLOYD_MSE);
+      else
+        EXPECT(acc.rel_mse < 1.1 * KM_TQ_LLOYD_MSE, "TurboQuant K rel MSE %.4f", acc.rel_mse);
+    }
+  }
+}
+
+int main(void) {
+  test_fp8_known();
+  test_fp8_brute();
+  test_f16_bf16();
+  test_fwht();
+  test_pack();
+  test_codebook();
+  test_accuracy();
+  if (failures) {
+    fprintf(stderr, "%d failure(s)\n", failures);
+    return 1;
+  }
+  printf("cpu_quant_ref: all passed\n");
+  return 0;
+}

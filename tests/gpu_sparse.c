@@ -1,0 +1,210 @@
+/* GPU checks of the sparse (Quest) kernels against the CPU references: summaries and the append path,
+ * scores, the radix top-k on hard rows (heavy ties, equal rows, odd page counts, k = 1 and k = pages,
+ * 16,384 pages through opted-in shared memory), the CUB-sort baseline, the gather and the dense read. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "sparse_cub_sort.h"
+#include "sparse_ref.h"
+#include "sparse_topk.h"
+#include "test_util.h"
+
+#define CHECK_CUDA(expr)                                                                              \
+  do {                                                                                                \
+    cudaError_t e_ = (expr);                                                                          \
+    if (e_ != cudaSuccess) {                                                                          \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_));   \
+      km_test_failures++;                                                                             \
+      goto done;                                                                                      \
+    }                                                                                                 \
+  } while (0)
+
+static uint64_t lcg(uint64_t *st) {
+  *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+  return *st >> 33;
+}
+
+static float gauss_ish(uint64_t *st) { return ((float)(lcg(st) & 0xffffff) / 16777216.0f - 0.5f) * 3.4f; }
+
+static void *upload(const void *h, size_t bytes) {
+  void *d = NULL;
+  if (cudaMalloc(&d, bytes) != cudaSuccess) return NULL;
+  if (cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+    cudaFree(d);
+    return NULL;
+  }
+  return d;
+}
+
+/* Build, score, top-k and read one small batch; append equals a rebuild. */
+static void test_stages(int head_dim, int tokens) {
+  km_sparse_shape s = {3, tokens, 2, 8, head_dim};
+  const int pages = tokens / 16, k = pages / 3 + 1, rows = s.batch * s.kv_heads;
+  const size_t nkv = (size_t)s.batch * tokens * s.kv_heads * head_dim, nsum = (size_t)rows * pages * 2 * head_dim;
+  const size_t nq = (size_t)s.batch * s.q_heads * head_dim, nout = (size_t)rows * k * 16 * head_dim;
+  uint16_t *hk = malloc(nkv * 2), *hv = malloc(nkv * 2), *hq = malloc(nq * 2), *hs = malloc(nsum * 2);
+  uint16_t *gs = malloc(nsum * 2), *ko = malloc(nout * 2), *vo = malloc(nout * 2), *wk = malloc(nout * 2), *wv = malloc(nout * 2);
+  float *gsc = malloc((size_t)rows * pages * 4), *wsc = malloc((size_t)rows * pages * 4), *mag = malloc((size_t)rows * pages * 4);
+  int32_t *sel = malloc((size_t)rows * k * 4), *want = malloc((size_t)k * 4);
+  uint16_t *dk = NULL, *dv = NULL, *dq = NULL, *ds = NULL, *dko = NULL, *dvo = NULL;
+  float *dsc = NULL;
+  int32_t *dsel = NULL, *dpos = NULL;
+  uint64_t st = 99 + head_dim;
+  for (size_t i = 0; i < nkv; ++i) hk[i] = km_float_to_bf16(gauss_ish(&st));
+  for (size_t i = 0; i < nkv; ++i) hv[i] = (uint16_t)lcg(&st);
+  for (size_t i = 0; i < nq; ++i) hq[i] = km_float_to_bf16(gauss_ish(&st));
+  dk = upload(hk, nkv * 2), dv = upload(hv, nkv * 2), dq = upload(hq, nq * 2);
+  CHECK_CUDA(cudaMalloc((void **)&ds, nsum * 2));
+  CHECK_CUDA(cudaMalloc((void **)&dsc, (size_t)rows * pages * 4));
+  CHECK_CUDA(cudaMalloc((void **)&dsel, (size_t)rows * k * 4));
+  CHECK_CUDA(cudaMalloc((void **)&dko, nout * 2));
+  CHECK_CUDA(cudaMalloc((void **)&dvo, nout * 2));
+  CHECK_CUDA(cudaMalloc((void **)&dpos, 3 * 4));
+  KM_EXPECT(dk && dv && dq);
+  CHECK_CUDA(cudaMemset(ds, 0xff, nsum * 2));
+  CHECK_CUDA(km_sparse_summarize(dk, ds, s, 0));
+  CHECK_CUDA(cudaMemcpy(gs, ds, nsum * 2, cudaMemcpyDeviceToHost));
+  km_sparse_ref_summarize(hk, hs, s);
+  KM_EXPECT(memcmp(gs, hs, nsum * 2) == 0);
+  CHECK_CUDA(km_sparse_score(dq, ds, dsc, s, 0));
+  CHECK_CUDA(km_sparse_topk(dsc, dsel, rows, pages, k, 0));
+  CHECK_CUDA(km_sparse_read(dk, dv, dsel, k, dko, dvo, s, 0));
+  CHECK_CUDA(cudaMemcpy(gsc, dsc, (size_t)rows * pages * 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(sel, dsel, (size_t)rows * k * 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(ko, dko, nout * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(vo, dvo, nout * 2, cudaMemcpyDeviceToHost));
+  km_sparse_ref_score(hq, hs, wsc, mag, s);
+  int bad = 0;
+  for (int i = 0; i < rows * pages; ++i) bad += !(fabsf(gsc[i] - wsc[i]) <= 1e-4f * mag[i]);
+  KM_EXPECT(bad == 0);
+  for (int r = 0; r < rows; ++r) {
+    km_sparse_ref_topk_row(gsc + (size_t)r * pages, pages, k, want);
+    KM_EXPECT(memcmp(want, sel + (size_t)r * k, (size_t)k * 4) == 0);
+    const size_t per = (size_t)k * 16 * head_dim;
+    km_sparse_ref_gather_row(hk, hv, sel + (size_t)r * k, k, r, s, wk + r * per, wv + r * per);
+  }
+  KM_EXPECT(memcmp(ko, wk, nout * 2) == 0 && memcmp(vo, wv, nout * 2) == 0);
+  /* append: build from a copy whose token pos repeats its page's first token (a tie, so it changes no
+   * bit), which is the page's state before pos arrived when pos is the page's last slot; appending the
+   * real key must then give the full rebuild. A page start must give max = min = the key. */
+  {
+    const int32_t pos[3] = {tokens - 1, tokens - 16, tokens - 9};
+    uint16_t *hk2 = malloc(nkv * 2);
+    memcpy(hk2, hk, nkv * 2);
+    for (int b = 0; b < 3; ++b)
+      if (pos[b] % 16)
+        for (int h = 0; h < s.kv_heads; ++h) /* token pos := token at the page start: neutral for min/max */
+          memcpy(hk2 + (((size_t)b * tokens + pos[b]) * s.kv_heads + h) * head_dim,
+                 hk2 + (((size_t)b * tokens + pos[b] / 16 * 16) * s.kv_heads + h) * head_dim, (size_t)head_dim * 2);
+    uint16_t *dk2 = upload(hk2, nkv * 2);
+    KM_EXPECT(dk2 != NULL);
+    if (dk2) {
+      CHECK_CUDA(km_sparse_summarize(dk2, ds, s, 0));
+      CHECK_CUDA(cudaMemcpy(dpos, pos, sizeof pos, cudaMemcpyHostToDevice));
+      CHECK_CUDA(km_sparse_summary_append(dk, ds, dpos, s, 0));
+      CHECK_CUDA(cudaMemcpy(gs, ds, nsum * 2, cudaMemcpyDeviceToHost));
+      for (int b = 0; b < 3; ++b)
+        if (pos[b] % 16 == 15)
+          for (int h = 0; h < s.kv_heads; ++h) {
+            const size_t at = (((size_t)b * s.kv_heads + h) * pages + pos[b] / 16) * 2 * head_dim;
+            KM_EXPECT(memcmp(gs + at, hs + at, (size_t)head_dim * 4) == 0);
+          }
+      for (int b = 0; b < 3; ++b)
+        if (pos[b] % 16 == 0)
+          for (int h = 0; h < s.kv_heads; ++h) {  /* a page start: max = min = the new key */
+            const size_t at = (((size_t)b * s.kv_heads + h) * pages + pos[b] / 16) * 2 * head_dim;
+            const uint16_t *key = hk + (((size_t)b * tokens + pos[b]) * s.kv_heads + h) * head_dim;
+            KM_EXPECT(memcmp(gs + at, key, (size_t)head_dim * 2) == 0);
+            KM_EXPECT(memcmp(gs + at + head_dim, key, (size_t)head_dim * 2) == 0);
+          }
+      cudaFree(dk2);
+    }
+    free(hk2);
+  }
+  /* dense read over both tensors */
+  {
+    uint32_t *dparts = NULL, *parts = malloc(65536 * 4);
+    int used = 0;
+    CHECK_CUDA(cudaMalloc((void **)&dparts, 65536 * 4));
+    CHECK_CUDA(km_sparse_dense_read(dk, dv, nkv * 2, dparts, 65536, &used, 0));
+    CHECK_CUDA(cudaMemcpy(parts, dparts, (size_t)used * 4, cudaMemcpyDeviceToHost));
+    uint32_t x = 0;
+    for (int i = 0; i < used; ++i) x ^= parts[i];
+    KM_EXPECT(used > 0 && x == km_sparse_ref_xor(hk, hv, nkv * 2));
+    cudaFree(dparts);
+    free(parts);
+  }
+done:
+  cudaFree(dk), cudaFree(dv), cudaFree(dq), cudaFree(ds), cudaFree(dsc), cudaFree(dsel), cudaFree(dko), cudaFree(dvo);
+  cudaFree(dpos);
+  free(hk), free(hv), free(hq), free(hs), free(gs), free(ko), free(vo), free(wk), free(wv), free(gsc), free(wsc);
+  free(mag), free(sel), free(want);
+}
+
+/* Top-k rows with `levels` distinct values (1: all equal), checked against the CPU rule; optionally CUB. */
+static void test_topk(int rows, int pages, int k, int levels, int with_cub) {
+  const size_t n = (size_t)rows * pages;
+  float *h = malloc(n * 4), *dsc = NULL;
+  int32_t *sel = malloc((size_t)rows * k * 4), *want = malloc((size_t)k * 4), *dsel = NULL;
+  void *scratch = NULL;
+  uint64_t st = (uint64_t)pages * 31 + k;
+  for (size_t i = 0; i < n; ++i) h[i] = levels ? (float)(lcg(&st) % levels) - levels / 2 : gauss_ish(&st);
+  if (pages > 2) h[1] = -0.0f, h[2] = 0.0f;
+  dsc = upload(h, n * 4);
+  KM_EXPECT(dsc != NULL);
+  CHECK_CUDA(cudaMalloc((void **)&dsel, (size_t)rows * k * 4));
+  CHECK_CUDA(cudaMemset(dsel, 0xff, (size_t)rows * k * 4));
+  CHECK_CUDA(km_sparse_topk(dsc, dsel, rows, pages, k, 0));
+  CHECK_CUDA(cudaMemcpy(sel, dsel, (size_t)rows * k * 4, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int r = 0; r < rows; ++r) {
+    km_sparse_ref_topk_row(h + (size_t)r * pages, pages, k, want);
+    bad += memcmp(want, sel + (size_t)r * k, (size_t)k * 4) != 0;
+  }
+  if (bad) fprintf(stderr, "topk rows %d pages %d k %d levels %d: %d rows differ\n", rows, pages, k, levels, bad);
+  KM_EXPECT(bad == 0);
+  if (with_cub) {  /* distinct random scores only: the baseline treats -0 and +0 alike */
+    size_t bytes = 0;
+    CHECK_CUDA(km_cub_topk_scratch_bytes(rows, pages, &bytes));
+    CHECK_CUDA(cudaMalloc(&scratch, bytes));
+    CHECK_CUDA(km_cub_topk_prepare(scratch, bytes, rows, pages, 0));
+    CHECK_CUDA(km_cub_topk(dsc, dsel, rows, pages, k, scratch, bytes, 0));
+    CHECK_CUDA(cudaMemcpy(sel, dsel, (size_t)rows * k * 4, cudaMemcpyDeviceToHost));
+    bad = 0;
+    for (int r = 0; r < rows; ++r) {
+      int32_t *g = sel + (size_t)r * k;
+      for (int i = 1; i < k; ++i)
+        for (int j = i; j > 0 && g[j - 1] > g[j]; --j) {
+          int32_t t = g[j];
+          g[j] = g[j - 1], g[j - 1] = t;
+        }
+      km_sparse_ref_topk_row(h + (size_t)r * pages, pages, k, want);
+      bad += memcmp(want, g, (size_t)k * 4) != 0;
+    }
+    KM_EXPECT(bad == 0);
+  }
+done:
+  cudaFree(dsc), cudaFree(dsel), cudaFree(scratch);
+  free(h), free(sel), free(want);
+}
+
+int main(void) {
+  if (!km_test_have_gpu()) return KM_TEST_SKIP;
+  test_stages(128, 1024);
+  test_stages(64, 512);
+  test_stages(256, 256);
+  test_topk(64, 8192, 128, 0, 1);
+  test_topk(64, 8192, 128, 7, 0);     /* heavy ties */
+  test_topk(8, 8192, 300, 1, 0);      /* all equal: the lowest pages */
+  test_topk(16, 1003, 17, 0, 0);      /* pages % 4 != 0: scalar loads */
+  test_topk(16, 1003, 1, 0, 0);       /* the last page alone */
+  test_topk(16, 1000, 1000, 3, 0);    /* everything */
+  test_topk(4, 16384, 128, 50, 0);    /* 64 KB of keys: opted-in shared memory */
+  test_topk(33, 7, 3, 2, 0);
+  KM_EXPECT(km_sparse_topk(NULL, NULL, 1, 8, 9, 0) == cudaErrorInvalidValue);
+  return km_test_finish("gpu_sparse");
+}
