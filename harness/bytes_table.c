@@ -407,7 +407,7 @@ static void rows_window(bt_ctx *x) {
   layout_model(o, m, native_bytes(m, x->b));
   if (kv_layers(o) == 0) {
     emit_na(x, "sliding_window", MECH_STORE, "none", "no attention layers: no window to apply");
-      return;
+    return;
   }
   int has_local = 0;
   for (int l = 0; l < m->num_layers; l++) has_local |= m->layer_kind[l] == KM_LAYER_LOCAL;
@@ -433,7 +433,7 @@ static void rows_mamba(bt_ctx *x) {
     o->state = 0;
     emit_layout(x, "hybrid_mamba", MECH_STORE, "all_attention", o,
                 "hypothetical: every Mamba layer replaced by attention (MLP layers stay KV-free)");
-      return;
+    return;
   }
   int hidden = m->hidden_size > 0 ? m->hidden_size : m->num_attention_heads * m->head_dim;
   double state = mamba_state(MAMBA_EXPAND * hidden, MAMBA_D_STATE, MAMBA_D_CONV, MAMBA_N_GROUPS, m->dtype_bytes);

@@ -59,7 +59,7 @@ __device__ __forceinline__ void gather_tile(const km_paged_plan &p, const unsign
 }
 
 template <int VB>
-__global__ void __launch_bounds__(KM_PAGED_THREADS)
+__global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_CTAS_PER_SM)
     gather_kernel(const km_paged_plan p, const unsigned char *__restrict__ pool, const int32_t *__restrict__ table,
                   unsigned char *__restrict__ out) {
   uint32_t tile, end;
@@ -122,7 +122,7 @@ __device__ __forceinline__ void read_tile(const km_paged_plan &p, const unsigned
 }
 
 template <int VB>
-__global__ void __launch_bounds__(KM_PAGED_THREADS)
+__global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_CTAS_PER_SM)
     read_kernel(const km_paged_plan p, const unsigned char *__restrict__ pool, const int32_t *__restrict__ table,
                 uint32_t *__restrict__ sums) {
   uint32_t tile, end;
@@ -133,15 +133,14 @@ __global__ void __launch_bounds__(KM_PAGED_THREADS)
   flush_warp(sums, s.cur, s.acc);
 }
 
-// CTAs that fit on the device at once: the kernels are persistent over their chunks.
-cudaError_t max_ctas_for(const void *kernel, uint32_t *out) {
-  int dev = 0, sms = 0, per_sm = 0;
+// The kernels are persistent over their chunks: launch exactly the CTAs __launch_bounds__ guarantees
+// resident (no occupancy query per launch: it would sit inside the timed region).
+cudaError_t plan_for(const km_paged_geom *g, uintptr_t align, km_paged_plan *p) {
+  int dev = 0, sms = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, KM_PAGED_THREADS, 0);
   if (e != cudaSuccess) return e;
-  *out = (uint32_t)(sms * (per_sm > 0 ? per_sm : 1));
-  return cudaSuccess;
+  return km_paged_plan_make(g, align, (uint32_t)(sms > 0 ? sms : 1) * KM_PAGED_CTAS_PER_SM, p);
 }
 
 typedef void (*gather_fn)(km_paged_plan, const unsigned char *, const int32_t *, unsigned char *);
@@ -151,16 +150,6 @@ gather_fn gather_for(uint32_t vb) {
   return vb == 16 ? gather_kernel<16> : vb == 8 ? gather_kernel<8> : gather_kernel<4>;
 }
 read_fn read_for(uint32_t vb) { return vb == 16 ? read_kernel<16> : vb == 8 ? read_kernel<8> : read_kernel<4>; }
-
-// The vector width depends on the pointers, so plan with the widest kernel's occupancy (the same
-// register budget bound for all three), then pick the kernel.
-template <typename F>
-cudaError_t plan_for(const km_paged_geom *g, uintptr_t align, F widest, km_paged_plan *p) {
-  uint32_t max_ctas = 0;
-  cudaError_t e = max_ctas_for(reinterpret_cast<const void *>(widest), &max_ctas);
-  if (e != cudaSuccess) return e;
-  return km_paged_plan_make(g, align, max_ctas, p);
-}
 
 uint32_t ceil_log2(uint32_t d) {
   uint32_t l = 0;
@@ -234,7 +223,7 @@ extern "C" cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t alig
 extern "C" cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
                                        cudaStream_t stream) {
   km_paged_plan p;
-  cudaError_t e = plan_for(g, (uintptr_t)pool | (uintptr_t)out, gather_kernel<16>, &p);
+  cudaError_t e = plan_for(g, (uintptr_t)pool | (uintptr_t)out, &p);
   if (e != cudaSuccess) return e;
   gather_for(p.vec_bytes)<<<p.grid, KM_PAGED_THREADS, 0, stream>>>(
       p, static_cast<const unsigned char *>(pool), table, static_cast<unsigned char *>(out));
@@ -244,7 +233,7 @@ extern "C" cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool,
 extern "C" cudaError_t km_paged_read_sum(const km_paged_geom *g, const void *pool, const int32_t *table,
                                          uint32_t *sums, cudaStream_t stream) {
   km_paged_plan p;
-  cudaError_t e = plan_for(g, (uintptr_t)pool, read_kernel<16>, &p);
+  cudaError_t e = plan_for(g, (uintptr_t)pool, &p);
   if (e != cudaSuccess) return e;
   read_for(p.vec_bytes)<<<p.grid, KM_PAGED_THREADS, 0, stream>>>(p, static_cast<const unsigned char *>(pool),
                                                                   table, sums);

@@ -50,6 +50,9 @@ typedef struct km_paged_geom {
 
 /* Threads per CTA and independent vectors each thread has in flight: 256 x 4 x 16 B = 16 KiB a tile. */
 enum { KM_PAGED_THREADS = 256, KM_PAGED_UNROLL = 4, KM_PAGED_TILE = KM_PAGED_THREADS * KM_PAGED_UNROLL };
+/* Resident CTAs per SM the kernels are compiled for (<= 64 registers, no spills): 4 x 256 threads x
+ * 64 bytes = 64 KiB in flight per SM, several times what HBM latency x bandwidth asks for. */
+enum { KM_PAGED_CTAS_PER_SM = 4 };
 /* Output vectors are indexed in 32 bits (cheap division); 2^31 of them is 32 GiB at 16 B. */
 #define KM_PAGED_MAX_VECTORS (1u << 31)
 #define KM_PAGED_NO_SEQ 0xFFFFFFFFu

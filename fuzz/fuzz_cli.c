@@ -1,0 +1,63 @@
+/* libFuzzer target for ./micro's flag parsers (harness/cli.c): the input split at NUL or newline becomes
+ * argv for km_options_parse, and each token also goes through km_parse_size and km_parse_positive.
+ * Accepted values must satisfy the ranges the rest of the program relies on. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { MAX_ARGS = 128 };
+
+static void check_token(const char *s) {
+  double d = 0;
+  long long n = 0;
+  int rc = km_parse_size(s, &d);
+  if (rc < -2 || rc > 0 || (rc == 0 && (!isfinite(d) || d < 1))) abort();
+  rc = km_parse_positive(s, &n);
+  if (rc < -2 || rc > 0 || (rc == 0 && n <= 0)) abort();
+}
+
+/* What a parse that returned 0 promises to the rest of the program. */
+static void check_options(const km_options *o, int argc, char **argv) {
+  if (o->repetitions < 1 || o->repetitions > 1000) abort();
+  if (!(o->min_time >= 0 && o->min_time <= 600)) abort();
+  if (o->device < 0 || o->max_model_len <= 0 || o->block_size <= 0) abort();
+  if (!isfinite(o->kv_budget) || o->kv_budget < 1 || !isfinite(o->host_budget) || o->host_budget < 0) abort();
+  if (o->kv_dtype_bytes != 0 && o->kv_dtype_bytes != 2 && o->kv_dtype_bytes != 4) abort();
+  if (o->gb_argc < 0 || o->gb_argc >= argc || (o->gb_argc > 0 && o->gb_argv + o->gb_argc != argv + argc)) abort();
+}
+
+static void check_error(int rc, const char *err) {
+  if (rc != KM_EXIT_USAGE || err[0] == '\0' || strchr(err, '\n') != NULL) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *buf = malloc(size + 1);
+  char **argv = malloc(sizeof(char *) * (MAX_ARGS + 1));
+  if (!buf || !argv) goto done;
+  memcpy(buf, data, size);
+  buf[size] = '\0';
+  int argc = 0;
+  argv[argc++] = "micro";
+  for (size_t i = 0, start = 0; i <= size && argc < MAX_ARGS; i++) {
+    if (i == size || buf[i] == '\n' || buf[i] == '\0') {
+      buf[i] = '\0';
+      argv[argc++] = buf + start;
+      start = i + 1;
+    }
+  }
+  argv[argc] = NULL;
+  for (int i = 1; i < argc; i++) check_token(argv[i]);
+  km_options o;
+  char err[512] = "";
+  km_options_default(&o);
+  int rc = km_options_parse(argc, argv, &o, err, sizeof err);
+  if (rc == 0) check_options(&o, argc, argv);
+  else check_error(rc, err);
+done:
+  free(argv);
+  free(buf);
+  return 0;
+}

@@ -1,0 +1,177 @@
+/* Side-by-side comparison of two result files. Ratios are B over A throughout; a row that did not
+ * run on one side keeps its measured cells and leaves the ratios empty, with the reason in "note". */
+#include "compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C_CASE, C_A_US, C_B_US, C_TIME_RATIO, C_A_GBPS, C_B_GBPS, C_GBPS_RATIO, C_A_PCT, C_B_PCT, C_SHARE_RATIO,
+       C_NOTE, C_COUNT };
+
+static const km_column compare_cols[C_COUNT] = {
+    {"case", "case", 0},
+    {"a_us", "A us", 1},
+    {"b_us", "B us", 1},
+    {"time_ratio", "time B/A", 1},
+    {"a_gbps", "A GB/s", 1},
+    {"b_gbps", "B GB/s", 1},
+    {"gbps_ratio", "GB/s B/A", 1},
+    {"a_pct_of_ceiling", "A % own ceiling", 1},
+    {"b_pct_of_ceiling", "B % own ceiling", 1},
+    {"share_ratio", "share B/A", 1},
+    {"note", "note", 0},
+};
+
+static int time_decimals(double us) { return us < 100 ? 2 : 1; }
+
+/* Ratios print with two decimals: the same file against itself gives exactly 1.00. */
+static void set_ratio(km_table *t, size_t k, size_t col, double b, double a) {
+  if (isfinite(a) && isfinite(b) && a > 0) km_table_set_number(t, k, col, b / a, 2);
+}
+
+static void side_note(const km_result *row, const char *side, char *buf, size_t len) {
+  size_t used = strlen(buf);
+  const char *what = row->error ? "error" : row->skipped ? "skipped" : NULL;
+  if (what) snprintf(buf + used, len - used, "%s%s %s", used ? "; " : "", side, what);
+}
+
+static void fill_row(km_table *t, size_t k, const km_run_file *a, const km_result *ra, const km_run_file *b,
+                     const km_result *rb) {
+  double ta = km_run_row_time_us(ra), tb = km_run_row_time_us(rb);
+  double ga = km_run_row_gbps(ra), gb = km_run_row_gbps(rb);
+  double pa = 100.0 * ga / a->ceiling_gbps, pb = 100.0 * gb / b->ceiling_gbps;
+  km_table_set_text(t, k, C_CASE, ra->name);
+  km_table_set_number(t, k, C_A_US, ta, time_decimals(ta));
+  km_table_set_number(t, k, C_B_US, tb, time_decimals(tb));
+  set_ratio(t, k, C_TIME_RATIO, tb, ta);
+  km_table_set_number(t, k, C_A_GBPS, ga, 1);
+  km_table_set_number(t, k, C_B_GBPS, gb, 1);
+  set_ratio(t, k, C_GBPS_RATIO, gb, ga);
+  km_table_set_number(t, k, C_A_PCT, pa, 1);
+  km_table_set_number(t, k, C_B_PCT, pb, 1);
+  set_ratio(t, k, C_SHARE_RATIO, pb, pa);
+  char note[128] = "";
+  side_note(ra, "A", note, sizeof note);
+  side_note(rb, "B", note, sizeof note);
+  km_table_set_text(t, k, C_NOTE, note);
+}
+
+km_table *km_compare_table(const km_run_file *a, const km_run_file *b) {
+  km_table *t = km_table_new("Matched cases (ratios B/A; shares of each card's own ceiling)", compare_cols, C_COUNT);
+  for (size_t i = 0; t && i < a->results.count; i++) {
+    const km_result *ra = &a->results.rows[i];
+    const km_result *rb = km_results_find(&b->results, ra->name);
+    if (!km_run_row_is_primary(&a->results, ra) || !rb) continue;
+    const char *tech = ra->technique[0] ? ra->technique : rb->technique[0] ? rb->technique : "other";
+    fill_row(t, km_table_add_row(t, tech), a, ra, b, rb);
+  }
+  return t;
+}
+
+static void add_unmatched(km_table *t, const km_run_file *from, const km_run_file *other, const char *side) {
+  for (size_t i = 0; i < from->results.count; i++) {
+    const km_result *row = &from->results.rows[i];
+    if (!km_run_row_is_primary(&from->results, row) || km_results_find(&other->results, row->name)) continue;
+    size_t k = km_table_add_row(t, NULL);
+    double us = km_run_row_time_us(row);
+    km_table_set_text(t, k, 0, row->name);
+    km_table_set_text(t, k, 1, side);
+    km_table_set_text(t, k, 2, from->path);
+    km_table_set_number(t, k, 3, us, time_decimals(us));
+    km_table_set_number(t, k, 4, km_run_row_gbps(row), 1);
+  }
+}
+
+km_table *km_compare_unmatched_table(const km_run_file *a, const km_run_file *b) {
+  static const km_column cols[] = {
+      {"case", "case", 0}, {"only_in", "only in", 0}, {"file", "file", 0}, {"median_us", "median us", 1},
+      {"gbps", "GB/s", 1},
+  };
+  km_table *t = km_table_new("Cases in only one file", cols, sizeof cols / sizeof cols[0]);
+  if (!t) return NULL;
+  add_unmatched(t, a, b, "A");
+  add_unmatched(t, b, a, "B");
+  return t;
+}
+
+/* The unmatched cases as rows of the matched table, their one side filled (CSV). */
+static void append_unmatched(km_table *t, const km_run_file *from, const km_run_file *other, const char *side,
+                             int is_b) {
+  for (size_t i = 0; i < from->results.count; i++) {
+    const km_result *row = &from->results.rows[i];
+    if (!km_run_row_is_primary(&from->results, row) || km_results_find(&other->results, row->name)) continue;
+    size_t k = km_table_add_row(t, row->technique[0] ? row->technique : "other");
+    double us = km_run_row_time_us(row), g = km_run_row_gbps(row);
+    char note[64];
+    snprintf(note, sizeof note, "only in %s", side);
+    km_table_set_text(t, k, C_CASE, row->name);
+    km_table_set_number(t, k, is_b ? C_B_US : C_A_US, us, time_decimals(us));
+    km_table_set_number(t, k, is_b ? C_B_GBPS : C_A_GBPS, g, 1);
+    km_table_set_number(t, k, is_b ? C_B_PCT : C_A_PCT, 100.0 * g / from->ceiling_gbps, 1);
+    km_table_set_text(t, k, C_NOTE, note);
+  }
+}
+
+static cJSON *side_json(const km_run_file *f) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "file", f->path);
+  cJSON_AddStringToObject(o, "gpu", f->gpu_name);
+  if (isfinite(f->ceiling_gbps))
+    cJSON_AddNumberToObject(o, "ceiling_gbps", f->ceiling_gbps);
+  else
+    cJSON_AddNullToObject(o, "ceiling_gbps");
+  return o;
+}
+
+static int print_json(const km_run_file *a, const km_run_file *b, const km_table *m, const km_table *u,
+                      FILE *out) {
+  cJSON *doc = cJSON_CreateObject();
+  cJSON_AddItemToObject(doc, "a", side_json(a));
+  cJSON_AddItemToObject(doc, "b", side_json(b));
+  cJSON_AddStringToObject(doc, "ratios", "B / A");
+  cJSON_AddItemToObject(doc, "matched", km_table_rows_json(m));
+  cJSON_AddItemToObject(doc, "only_in_one", km_table_rows_json(u));
+  char *s = cJSON_Print(doc);
+  if (s) fprintf(out, "%s\n", s);
+  free(s);
+  cJSON_Delete(doc);
+  return s ? 0 : -1;
+}
+
+static void print_side(const km_run_file *f, const char *side, int markdown, FILE *out) {
+  fprintf(out, "%s%s: %s: %s, ceiling ", markdown ? "- " : "", side, f->path, f->gpu_name);
+  if (isfinite(f->ceiling_gbps))
+    fprintf(out, "%.0f GB/s\n", f->ceiling_gbps);
+  else
+    fprintf(out, "unknown (no context.gpu.ceiling_gbps: shares left empty)\n");
+}
+
+int km_compare_print(const km_run_file *a, const km_run_file *b, km_format f, FILE *out) {
+  km_table *m = km_compare_table(a, b), *u = km_compare_unmatched_table(a, b);
+  int rc = m && u ? 0 : -1;
+  if (rc == 0 && f == KM_FORMAT_JSON) {
+    rc = print_json(a, b, m, u, out);
+  } else if (rc == 0 && f == KM_FORMAT_CSV) {
+    /* CSV stays one table: the unmatched cases become rows with one side empty */
+    append_unmatched(m, a, b, "A", 0);
+    append_unmatched(m, b, a, "B", 1);
+    km_table_print(m, f, out);
+  } else if (rc == 0) {
+    int md = f == KM_FORMAT_MARKDOWN;
+    fprintf(out, "%s", md ? "## Comparison B / A\n\n" : "Comparison B / A\n");
+    print_side(a, "A", md, out);
+    print_side(b, "B", md, out);
+    fprintf(out, "%stime B/A above 1: B is slower; GB/s B/A below 1: B moves fewer bytes per second.\n\n",
+            md ? "\n" : "");
+    km_table_print(m, f, out);
+    fputc('\n', out);
+    if (u->nrows)
+      km_table_print(u, f, out);
+    else
+      fprintf(out, "Every case is in both files.\n");
+  }
+  km_table_free(m);
+  km_table_free(u);
+  return rc;
+}
