@@ -115,7 +115,9 @@ static int parse_mla(const cfg_ctx *c, km_model *m, int *head_dim_set) {
   int nope = 0, v = 0;
   if (get_one(c, "qk_nope_head_dim", 0, "", &nope) < 0 || get_one(c, "v_head_dim", 0, "", &v) < 0) return -1;
   if (nope > 0 && v > 0) {
-    m->head_dim = (nope + m->qk_rope_head_dim + v + 1) / 2;
+    long long hd = ((long long)nope + m->qk_rope_head_dim + v + 1) / 2; /* each part fits int, the sum may not */
+    if (hd > INT_MAX) return fail(c, "fields qk_nope_head_dim + qk_rope_head_dim + v_head_dim are too large");
+    m->head_dim = (int)hd;
     *head_dim_set = 1;
   }
   return 0;
@@ -245,15 +247,18 @@ static int parse_mamba(const cfg_ctx *c, km_model *m) {
   int heads = 0, head_dim = 0, expand = 0;
   if (get_one(c, "mamba_num_heads", 0, "", &heads) < 0 || get_one(c, "mamba_head_dim", 0, "", &head_dim) < 0)
     return -1;
+  long long d_inner; /* a product of two ints: checked before it becomes one */
   if (heads > 0 && head_dim > 0) {
-    m->mamba_d_inner = heads * head_dim;
+    d_inner = (long long)heads * head_dim;
   } else {
     if (get_positive(c, expand_keys, 0, "", &expand) < 0) return -1;
     if (expand == 0 || m->hidden_size == 0)
       return fail(c, "field mamba_num_heads missing (need it with mamba_head_dim, or expand with hidden_size%s)",
                   why);
-    m->mamba_d_inner = expand * m->hidden_size;
+    d_inner = (long long)expand * m->hidden_size;
   }
+  if (d_inner > INT_MAX) return fail(c, "Mamba d_inner %lld is too large (need at most %d)", d_inner, INT_MAX);
+  m->mamba_d_inner = (int)d_inner;
   if (get_positive(c, state_keys, 1, why, &m->mamba_d_state)) return -1;
   if (get_positive(c, conv_keys, 1, why, &m->mamba_d_conv)) return -1;
   return get_positive(c, group_keys, 0, "", &m->mamba_n_groups) < 0 ? -1 : 0; /* absent: Mamba-1, 0 */

@@ -188,6 +188,7 @@ enum { TQ_MAX_D = 256 };
 void km_ref_tq3_quantize_row(const uint16_t *x, int d, int is_v, uint8_t *codes, uint16_t *side) {
   float y[TQ_MAX_D], sq[TQ_MAX_D];
   uint8_t c[TQ_MAX_D];
+  if (d <= 0 || d > TQ_MAX_D || d % 8) return;
   for (int i = 0; i < d; ++i) {
     const float v = km_ref_bf16_to_f32(x[i]);
     sq[i] = v * v;
@@ -213,6 +214,7 @@ void km_ref_tq3_quantize_row(const uint16_t *x, int d, int is_v, uint8_t *codes,
 void km_ref_tq3_dequantize_row(const uint8_t *codes, uint16_t norm_h, int d, uint16_t *out) {
   float y[TQ_MAX_D];
   uint8_t c[TQ_MAX_D];
+  if (d <= 0 || d > TQ_MAX_D || d % 8) return;
   km_ref_unpack3(codes, d, c);
   for (int i = 0; i < d; ++i) y[i] = tq_levels[c[i]];
   km_ref_fwht(y, d);

@@ -1,0 +1,282 @@
+/* GPU test of kernels/quant_fp8.cu, quant_3bit.cu and baselines/quant_scalar.cu on small shapes (odd
+ * token and head counts for the tails, one shape large enough that the grid-stride loops go round):
+ * codes and side data bit for bit against micro/quant_ref.c, dequantized values within 1 bf16 ulp
+ * (the exact-match count is printed: it is expected to be all of them). Exit 77 without a GPU. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "quant_3bit.h"
+#include "quant_fp8.h"
+#include "quant_ref.h"
+#include "quant_scalar.h"
+
+static int failures;
+
+#define CHECK_CUDA(expr)                                                                            \
+  do {                                                                                              \
+    cudaError_t e_ = (expr);                                                                        \
+    if (e_ != cudaSuccess) {                                                                        \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      exit(1);                                                                                      \
+    }                                                                                               \
+  } while (0)
+
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static float rng_normal(uint64_t *s) {
+  const uint64_t h = rng_next(s);
+  const double u1 = ((double)(uint32_t)h + 1.0) / 4294967296.0, u2 = (double)(uint32_t)(h >> 32) / 4294967296.0;
+  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static void *dev(size_t bytes) {
+  void *p = NULL;
+  CHECK_CUDA(cudaMalloc(&p, bytes ? bytes : 1));
+  CHECK_CUDA(cudaMemset(p, 0xFF, bytes ? bytes : 1)); /* poison */
+  return p;
+}
+
+static void *host(size_t bytes) {
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (!p) exit(1);
+  return p;
+}
+
+static void *to_host(const void *d, size_t bytes) {
+  void *h = host(bytes);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+static void expect_bytes(const char *what, const void *got, const void *want, size_t n) {
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (((const uint8_t *)got)[i] != ((const uint8_t *)want)[i] && bad++ < 5)
+      fprintf(stderr, "%s: byte %zu got 0x%02X want 0x%02X\n", what, i, ((const uint8_t *)got)[i], ((const uint8_t *)want)[i]);
+  if (bad) {
+    fprintf(stderr, "FAIL %s: %zu of %zu bytes differ\n", what, bad, n);
+    failures++;
+  }
+}
+
+static void expect_bf16(const char *what, const uint16_t *got, const uint16_t *want, size_t n) {
+  size_t bad = 0, exact = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int a = (got[i] & 0x8000) ? -(int)(got[i] & 0x7fff) : got[i], b = (want[i] & 0x8000) ? -(int)(want[i] & 0x7fff) : want[i];
+    exact += got[i] == want[i];
+    if ((a - b > 1 || b - a > 1) && bad++ < 5) fprintf(stderr, "%s: element %zu got 0x%04X want 0x%04X\n", what, i, got[i], want[i]);
+  }
+  printf("%s: %zu/%zu exact\n", what, exact, n);
+  if (bad) {
+    fprintf(stderr, "FAIL %s: %zu of %zu beyond 1 ulp\n", what, bad, n);
+    failures++;
+  }
+}
+
+static uint16_t *make_input(size_t rows, int d, uint64_t seed) {
+  uint16_t *x = host(rows * d * 2);
+  for (size_t i = 0; i < rows * (size_t)d; ++i) {
+    float v = rng_normal(&seed);
+    if ((i % d) % 32 == 7) v *= 10.0f;
+    x[i] = km_ref_f32_to_bf16(v);
+  }
+  for (int i = 0; i < d; ++i) x[i] = 0; /* an all-zero row: zero scale / zero norm paths */
+  return x;
+}
+
+static void test_fp8(size_t tokens, int heads, int d, int fmt, km_quant_granularity gran, int scalar) {
+  const size_t rows = tokens * heads, n = rows * d;
+  char what[128];
+  snprintf(what, sizeof what, "fp8 %s gran %d d%d t%zu h%d%s", fmt ? "e5m2" : "e4m3", (int)gran, d, tokens, heads,
+           scalar ? " scalar" : "");
+  uint16_t *x = make_input(rows, d, 100 + d + gran);
+  float *scales = host(rows * 4);
+  for (int h = 0; h < heads; ++h) scales[h] = gran == KM_QUANT_PER_TENSOR ? 0.05f : 0.02f + 0.01f * h;
+  uint16_t *dx = dev(n * 2), *dout = dev(n * 2);
+  uint8_t *dq = dev(n);
+  float *ds = dev(rows * 4);
+  CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
+  if (gran != KM_QUANT_PER_TOKEN_HEAD) CHECK_CUDA(cudaMemcpy(ds, scales, heads * 4, cudaMemcpyHostToDevice));
+  const km_fp8_format kf = fmt ? KM_FP8_E5M2 : KM_FP8_E4M3;
+  CHECK_CUDA(scalar ? km_scalar_fp8_quantize(dx, dq, ds, tokens, heads, d, kf, 0)
+                    : km_quant_fp8_quantize(dx, dq, ds, tokens, heads, d, kf, gran, 0));
+  uint8_t *gq = to_host(dq, n), *wq = host(n);
+  float *gs = to_host(ds, rows * 4), *ws = host(rows * 4);
+  for (size_t r = 0; r < rows; ++r) {
+    const float st = gran == KM_QUANT_PER_TENSOR ? scales[0] : gran == KM_QUANT_PER_HEAD ? scales[r % heads] : -1.0f;
+    km_ref_fp8_quantize_row(x + r * d, d, st, fmt, wq + r * d, ws + r);
+  }
+  expect_bytes(what, gq, wq, n);
+  if (gran == KM_QUANT_PER_TOKEN_HEAD) expect_bytes("  scales", gs, ws, rows * 4);
+  CHECK_CUDA(scalar ? km_scalar_fp8_dequantize(dq, ds, dout, tokens, heads, d, kf, 0)
+                    : km_quant_fp8_dequantize(dq, ds, dout, tokens, heads, d, kf, gran, 0));
+  uint16_t *go = to_host(dout, n * 2), *wo = host(n * 2);
+  for (size_t r = 0; r < rows; ++r) km_ref_fp8_dequantize_row(gq + r * d, d, gran == KM_QUANT_PER_TOKEN_HEAD ? gs[r] : ws[r], fmt, wo + r * d);
+  expect_bf16("  dequantize", go, wo, n);
+  cudaFree(dx), cudaFree(dout), cudaFree(dq), cudaFree(ds);
+  free(x), free(scales), free(gq), free(wq), free(gs), free(ws), free(go), free(wo);
+}
+
+/* Special values through the hardware conversion with a unit scale: NaN/Inf handling, saturation,
+ * ties to even, subnormals; compared with the CPU encoder. */
+static void test_fp8_specials(void) {
+  const float vals[] = {NAN, INFINITY, -INFINITY, 448.0f, 464.0f, 480.0f, 500.0f, -1e6f, 57344.0f, 61440.0f,
+                        0x1p-10f, 0x3p-10f, 0x5p-10f, 0x1p-17f, 0x3p-17f, 1.0625f, 1.1875f, 1.125f, 1.375f, -0.0f,
+                        0x1p-133f, 0xFp-10f};
+  const int d = 64, nv = (int)(sizeof vals / sizeof vals[0]);
+  uint16_t x[64];
+  for (int i = 0; i < d; ++i) x[i] = km_ref_f32_to_bf16(i < nv ? vals[i] : 0.5f * i);
+  for (int fmt = 0; fmt < 2; ++fmt) {
+    const float one = 1.0f;
+    uint16_t *dx = dev(d * 2);
+    uint8_t *dq = dev(d);
+    float *ds = dev(4);
+    CHECK_CUDA(cudaMemcpy(dx, x, d * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(ds, &one, 4, cudaMemcpyHostToDevice));
+    CHECK_CUDA(km_quant_fp8_quantize(dx, dq, ds, 1, 1, d, fmt ? KM_FP8_E5M2 : KM_FP8_E4M3, KM_QUANT_PER_TENSOR, 0));
+    uint8_t *g = to_host(dq, d), w[64];
+    km_ref_fp8_quantize_row(x, d, 1.0f, fmt, w, NULL);
+    expect_bytes(fmt ? "fp8 e5m2 specials (NaN, Inf, saturation, ties, subnormals)" : "fp8 e4m3 specials (NaN, Inf, saturation, ties, subnormals)",
+                 g, w, d);
+    cudaFree(dx), cudaFree(dq), cudaFree(ds), free(g);
+  }
+}
+
+static void test_gather(int fmt) {
+  const int heads = 3, d = 128, bs = 16, seqs = 3, tps = 50, bps = (tps + bs - 1) / bs, nblocks = 16;
+  const size_t pool_rows = (size_t)nblocks * bs * heads, out_rows = (size_t)seqs * tps * heads;
+  uint16_t *x = make_input(pool_rows, d, 77);
+  uint16_t *dx = dev(pool_rows * d * 2), *dout = dev(out_rows * d * 2);
+  uint8_t *dq = dev(pool_rows * d);
+  float *ds = dev(pool_rows * 4);
+  int32_t table[3 * 4], *dt = dev(sizeof table);
+  uint64_t s = 5;
+  int perm[16];
+  for (int i = 0; i < nblocks; ++i) perm[i] = i;
+  for (int i = nblocks - 1; i > 0; --i) {
+    const int j = (int)(rng_next(&s) % (uint64_t)(i + 1)), t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+  }
+  for (int i = 0; i < seqs * bps; ++i) table[i] = perm[i];
+  CHECK_CUDA(cudaMemcpy(dx, x, pool_rows * d * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dt, table, sizeof table, cudaMemcpyHostToDevice));
+  const km_fp8_format kf = fmt ? KM_FP8_E5M2 : KM_FP8_E4M3;
+  CHECK_CUDA(km_quant_fp8_quantize(dx, dq, ds, (size_t)nblocks * bs, heads, d, kf, KM_QUANT_PER_TOKEN_HEAD, 0));
+  CHECK_CUDA(km_quant_fp8_dequant_gather(dq, ds, dt, dout, seqs, tps, bs, heads, d, kf, 0));
+  uint8_t *q = to_host(dq, pool_rows * d);
+  float *sc = to_host(ds, pool_rows * 4);
+  uint16_t *go = to_host(dout, out_rows * d * 2), *wo = host(out_rows * d * 2);
+  for (int sq = 0; sq < seqs; ++sq)
+    for (int t = 0; t < tps; ++t)
+      for (int h = 0; h < heads; ++h) {
+        const size_t prow = ((size_t)table[sq * bps + t / bs] * bs + t % bs) * heads + h;
+        const size_t orow = ((size_t)sq * tps + t) * heads + h;
+        km_ref_fp8_dequantize_row(q + prow * d, d, sc[prow], fmt, wo + orow * d);
+      }
+  expect_bf16(fmt ? "fp8 e5m2 dequant + gather" : "fp8 e4m3 dequant + gather", go, wo, out_rows * d);
+  cudaFree(dx), cudaFree(dout), cudaFree(dq), cudaFree(ds), cudaFree(dt);
+  free(x), free(q), free(sc), free(go), free(wo);
+}
+
+static void test_u3(size_t tokens, int heads, int d, int scalar) {
+  const size_t rows = tokens * heads, n = rows * d, nb = rows * d / 2;
+  char what[96];
+  snprintf(what, sizeof what, "uniform 3-bit d%d t%zu h%d%s", d, tokens, heads, scalar ? " scalar" : "");
+  uint16_t *x = make_input(rows, d, 300 + d);
+  uint16_t *dx = dev(n * 2), *dout = dev(n * 2);
+  uint8_t *dq = dev(nb);
+  CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(scalar ? km_scalar_u3_quantize(dx, dq, tokens, heads, d, 0) : km_quant_u3_quantize(dx, dq, tokens, heads, d, 0));
+  uint8_t *gq = to_host(dq, nb), *wq = host(nb);
+  for (size_t r = 0; r < rows; ++r) km_ref_u3_quantize_row(x + r * d, d, wq + r * d / 2);
+  expect_bytes(what, gq, wq, nb);
+  CHECK_CUDA(scalar ? km_scalar_u3_dequantize(dq, dout, tokens, heads, d, 0) : km_quant_u3_dequantize(dq, dout, tokens, heads, d, 0));
+  uint16_t *go = to_host(dout, n * 2), *wo = host(n * 2);
+  for (size_t r = 0; r < rows; ++r) km_ref_u3_dequantize_row(gq + r * d / 2, d, wo + r * d);
+  expect_bf16("  dequantize", go, wo, n);
+  cudaFree(dx), cudaFree(dout), cudaFree(dq);
+  free(x), free(gq), free(wq), free(go), free(wo);
+}
+
+static void test_tq3(size_t tokens, int heads, int d, int is_v, int scalar) {
+  const size_t rows = tokens * heads, n = rows * d, nb = rows * 3 * d / 8, ns = rows * (is_v ? 2 : 1);
+  char what[96];
+  snprintf(what, sizeof what, "turboquant %s d%d t%zu h%d%s", is_v ? "V" : "K", d, tokens, heads, scalar ? " scalar" : "");
+  uint16_t *x = make_input(rows, d, 500 + d + is_v);
+  uint16_t *dx = dev(n * 2), *dout = dev(n * 2), *dside = dev(ns * 2);
+  uint8_t *dq = dev(nb);
+  CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(scalar ? km_scalar_tq3_quantize(dx, dq, dside, tokens, heads, d, is_v, 0)
+                    : km_quant_tq3_quantize(dx, dq, dside, tokens, heads, d, is_v, 0));
+  uint8_t *gq = to_host(dq, nb), *wq = host(nb);
+  uint16_t *gs = to_host(dside, ns * 2), *ws = host(ns * 2);
+  for (size_t r = 0; r < rows; ++r) {
+    uint16_t side[2];
+    km_ref_tq3_quantize_row(x + r * d, d, is_v, wq + r * (3 * d / 8), side);
+    ws[is_v ? 2 * r : r] = side[0];
+    if (is_v) ws[2 * r + 1] = side[1];
+  }
+  expect_bytes(what, gq, wq, nb);
+  size_t bad = 0;
+  for (size_t i = 0; i < ns; ++i) {
+    const int residual = is_v && (i & 1), diff = (int)gs[i] - (int)ws[i];
+    if (diff && !(residual && (diff == 1 || diff == -1)) && bad++ < 5)
+      fprintf(stderr, "  side %zu got 0x%04X want 0x%04X\n", i, gs[i], ws[i]);
+  }
+  if (bad) {
+    fprintf(stderr, "FAIL %s side data: %zu differ\n", what, bad);
+    failures++;
+  }
+  CHECK_CUDA(scalar ? km_scalar_tq3_dequantize(dq, dside, dout, tokens, heads, d, is_v, 0)
+                    : km_quant_tq3_dequantize(dq, dside, dout, tokens, heads, d, is_v, 0));
+  uint16_t *go = to_host(dout, n * 2), *wo = host(n * 2);
+  for (size_t r = 0; r < rows; ++r) km_ref_tq3_dequantize_row(gq + r * (3 * d / 8), gs[is_v ? 2 * r : r], d, wo + r * d);
+  expect_bf16("  dequantize", go, wo, n);
+  cudaFree(dx), cudaFree(dout), cudaFree(dside), cudaFree(dq);
+  free(x), free(gq), free(wq), free(gs), free(ws), free(go), free(wo);
+}
+
+int main(void) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  test_fp8_specials();
+  for (int d = 64; d <= 256; d *= 2)
+    for (int fmt = 0; fmt < 2; ++fmt)
+      for (int g = 0; g < KM_QUANT_GRANULARITY_COUNT; ++g) test_fp8(37, 3, d, fmt, (km_quant_granularity)g, 0);
+  test_fp8(9001, 8, 128, 0, KM_QUANT_PER_TOKEN_HEAD, 0); /* > one resident wave: the grid-stride loop turns */
+  test_fp8(37, 3, 128, 0, KM_QUANT_PER_TOKEN_HEAD, 1);
+  test_fp8(37, 3, 128, 1, KM_QUANT_PER_TOKEN_HEAD, 1);
+  test_gather(0);
+  test_gather(1);
+  for (int d = 64; d <= 256; d *= 2) {
+    test_u3(37, 3, d, 0);
+    test_u3(37, 3, d, 1);
+    for (int v = 0; v < 2; ++v) {
+      test_tq3(37, 3, d, v, 0);
+      test_tq3(37, 3, d, v, 1);
+    }
+  }
+  test_u3(9001, 8, 128, 0);
+  test_tq3(9001, 8, 128, 0, 0);
+  test_tq3(9001, 8, 256, 1, 0);
+  if (failures) {
+    fprintf(stderr, "gpu_quant: %d failure(s)\n", failures);
+    return 1;
+  }
+  printf("gpu_quant: all passed\n");
+  return 0;
+}
