@@ -148,6 +148,15 @@ cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t align, uint32_t
 cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
                             cudaStream_t stream);
 
+/* The same gather moved by sm_90 bulk copies (cp.async.bulk) through shared memory: one warp per CTA
+ * issues whole pieces (or 16 KiB parts of larger ones) as bulk loads and drains each 16 KiB stage of
+ * contiguous output with one bulk store. Needs compute capability 9.0 (else cudaErrorNotSupported) and
+ * pieces that are 16-byte multiples dividing, or divisible by, 16 KiB (else cudaErrorInvalidValue). */
+cudaError_t km_paged_gather_bulk(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
+                                 cudaStream_t stream);
+/* 1 when km_paged_gather_bulk can run shape g on the current device. */
+int km_paged_bulk_supported(const km_paged_geom *g);
+
 /* Read-only: sums[s] += the wrapping sum of the 32-bit words of every block of sequence s (all heads).
  * Adds to what is there so nothing but the loads sits in the timed region: zero sums first for the
  * plain checksum. */

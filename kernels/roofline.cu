@@ -3,6 +3,8 @@
 // the data, which is touched once, from displacing anything in L2.
 #include "roofline.h"
 
+#include "bulk_copy.cuh"
+
 namespace {
 
 constexpr int kThreads = 256;
@@ -81,6 +83,28 @@ __global__ void __launch_bounds__(kThreads) write_pattern(uint4 *__restrict__ ds
   for (size_t i = (size_t)blockIdx.x * kThreads + threadIdx.x; i < n; i += stride) __stcs(dst + i, pattern);
 }
 
+struct ContiguousParts {
+  const unsigned char *src;
+  uint32_t part;
+  __device__ const void *operator()(uint64_t p) const { return src + p * part; }
+};
+
+__global__ void __launch_bounds__(32) copy_bulk(unsigned char *dst, const unsigned char *src, uint64_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  km_bulk::pipeline(dst, bytes, km_bulk::kStageBytes, km_bulk::kStageBytes, ContiguousParts{src, km_bulk::kStageBytes});
+#endif
+}
+
+cudaError_t launch_bulk(void *dst, const void *src, size_t bytes, int sms, cudaStream_t stream) {
+  if (!km_bulk::device_supports()) return cudaErrorNotSupported;
+  if (bytes % km_bulk::kStageBytes != 0) return cudaErrorInvalidValue;
+  cudaError_t e = cudaFuncSetAttribute(copy_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)km_bulk::kSmemBytes);
+  if (e != cudaSuccess) return e;
+  copy_bulk<<<(sms > 0 ? sms : 1) * km_bulk::kCtasPerSm, 32, km_bulk::kSmemBytes, stream>>>(
+      (unsigned char *)dst, (const unsigned char *)src, bytes);
+  return cudaGetLastError();
+}
+
 bool aligned16(const void *p, size_t bytes) { return ((uintptr_t)p & 15u) == 0 && bytes % 16 == 0; }
 
 }  // namespace
@@ -99,6 +123,8 @@ extern "C" cudaError_t km_copy_vec16_shape(void *dst, const void *src, size_t by
     case KM_COPY_TILE_ILP4: copy_tiled<4, true><<<grid, kThreads, 0, stream>>>(d, s, n); break;
     case KM_COPY_TILE_ILP8: copy_tiled<8, true><<<grid, kThreads, 0, stream>>>(d, s, n); break;
     case KM_COPY_TILE_ILP8_PLAIN: copy_tiled<8, false><<<grid, kThreads, 0, stream>>>(d, s, n); break;
+    case KM_COPY_STRIDED_ILP8: copy_strided<8><<<grid, kThreads, 0, stream>>>(d, s, n); break;
+    case KM_COPY_BULK: return launch_bulk(dst, src, bytes, sms, stream);
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

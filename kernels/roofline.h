@@ -24,8 +24,11 @@ typedef enum km_copy_shape {
   KM_COPY_TILE_ILP4,        /* block tiles: a block moves 16 KiB contiguous per step */
   KM_COPY_TILE_ILP8,        /* block tiles of 32 KiB */
   KM_COPY_TILE_ILP8_PLAIN,  /* as TILE_ILP8 without streaming cache hints */
+  KM_COPY_STRIDED_ILP8,     /* thread-strided, 8 loads in flight */
+  KM_COPY_BULK,             /* sm_90 bulk copies through shared memory (cp.async.bulk), 16 KiB stages */
   KM_COPY_SHAPE_COUNT
 } km_copy_shape;
+/* KM_COPY_BULK needs compute capability 9.0: on older devices it returns cudaErrorNotSupported. */
 cudaError_t km_copy_vec16_shape(void *dst, const void *src, size_t bytes, int sms, km_copy_shape shape,
                                 cudaStream_t stream);
 /* XOR of all 64-bit words of src (bytes a multiple of 16) into *out (which the caller zeroes). */

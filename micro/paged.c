@@ -26,6 +26,7 @@
 
 typedef enum paged_op {
   PAGED_GATHER = 0,
+  PAGED_GATHER_BULK,    /* the same gather moved by sm_90 bulk copies */
   PAGED_READ,           /* read-only, per-sequence sums */
   PAGED_MEMCPY_PER_BLOCK,
   PAGED_CUB_BATCHED,
@@ -62,6 +63,7 @@ typedef struct paged_run {
 static cudaError_t enqueue_geom(const paged_run *r, const km_paged_geom *g, cudaStream_t s) {
   switch (r->op) {
     case PAGED_GATHER: return km_paged_gather(g, r->pool, r->table, r->out, s);
+    case PAGED_GATHER_BULK: return km_paged_gather_bulk(g, r->pool, r->table, r->out, s);
     case PAGED_READ: return km_paged_read_sum(g, r->pool, r->table, r->sums, s);
     case PAGED_MEMCPY_PER_BLOCK: return km_paged_memcpy_per_block(g, r->pool, r->host_table, r->out, s);
     case PAGED_CUB_BATCHED:
@@ -127,6 +129,10 @@ static void setup(km_bench *b, const paged_params *p, paged_run *r) {
   if (km_paged_plan_make(&r->g, 0, 1, &plan) != cudaSuccess) {
     km_bench_skip(b, "shape h%d d%d x %d B: a (block, head) piece is not a multiple of 4 bytes", r->g.kv_heads,
                   r->g.head_dim, r->g.elem_bytes);
+    return;
+  }
+  if (p->op == PAGED_GATHER_BULK && !km_paged_bulk_supported(&r->g)) {
+    km_bench_skip(b, "bulk copies need compute capability 9.0 and 16-byte pieces that divide or are divided by 16 KiB");
     return;
   }
   size_t entries = (size_t)r->g.num_seqs * (size_t)r->g.blocks_per_seq;
@@ -237,7 +243,7 @@ static km_work work_of(const paged_run *r) {
   double pieces = (double)km_paged_piece_count(&r->g);
   w.bytes_read = gathered;
   w.bytes_written = gathered;
-  if (r->op == PAGED_GATHER) w.bytes_read += table;
+  if (r->op == PAGED_GATHER || r->op == PAGED_GATHER_BULK) w.bytes_read += table;
   if (r->op == PAGED_READ) {
     w.bytes_read += table;
     w.bytes_written = (double)r->g.num_seqs * sizeof(uint32_t);
@@ -304,6 +310,14 @@ P(g_nhd_bs1_fp8, PAGED_GATHER, NHD, 1, 128, 8, 1, 1);
 P(g_nhd_bs16_fp8, PAGED_GATHER, NHD, 16, 128, 8, 1, 1);
 P(g_hnd_bs1_fp8, PAGED_GATHER, HND, 1, 128, 8, 1, 1);
 P(g_hnd_bs16_fp8, PAGED_GATHER, HND, 16, 128, 8, 1, 1);
+/* bulk-copy gather */
+P(gb_nhd_bs1, PAGED_GATHER_BULK, NHD, 1, 128, 8, 2, 1);
+P(gb_nhd_bs16, PAGED_GATHER_BULK, NHD, 16, 128, 8, 2, 1);
+P(gb_nhd_bs256, PAGED_GATHER_BULK, NHD, 256, 128, 8, 2, 1);
+P(gb_hnd_bs1, PAGED_GATHER_BULK, HND, 1, 128, 8, 2, 1);
+P(gb_hnd_bs16, PAGED_GATHER_BULK, HND, 16, 128, 8, 2, 1);
+P(gb_hnd_bs1_d64_fp8, PAGED_GATHER_BULK, HND, 1, 64, 8, 1, 1);
+P(gbs_nhd_bs16, PAGED_GATHER_BULK, NHD, 16, 128, 8, 2, 0);
 /* read-only */
 P(r_nhd_bs1, PAGED_READ, NHD, 1, 128, 8, 2, 1);
 P(r_nhd_bs16, PAGED_READ, NHD, 16, 128, 8, 2, 1);
@@ -370,6 +384,18 @@ static const km_case paged_cases[] = {
     {"paged/gather/nhd/bs16/d128/h8/fp8/random", T, GATHER_SUM, run_paged, &g_nhd_bs16_fp8, 0, SM_COPY},
     {"paged/gather/hnd/bs1/d128/h8/fp8/random", T, GATHER_SUM, run_paged, &g_hnd_bs1_fp8, 0, SM_COPY},
     {"paged/gather/hnd/bs16/d128/h8/fp8/random", T, GATHER_SUM, run_paged, &g_hnd_bs16_fp8, 0, SM_COPY},
+    {"paged/gather_bulk/nhd/bs1/d128/h8/bf16/random", T, GATHER_SUM " (bulk copies)", run_paged, &gb_nhd_bs1, 0, SM_COPY},
+    {"paged/gather_bulk/nhd/bs16/d128/h8/bf16/random", T, GATHER_SUM " (bulk copies)", run_paged, &gb_nhd_bs16, Q,
+     SM_COPY},
+    {"paged/gather_bulk/nhd/bs256/d128/h8/bf16/random", T, GATHER_SUM " (bulk copies)", run_paged, &gb_nhd_bs256, 0,
+     SM_COPY},
+    {"paged/gather_bulk/hnd/bs1/d128/h8/bf16/random", T, GATHER_SUM " (bulk copies)", run_paged, &gb_hnd_bs1, 0, SM_COPY},
+    {"paged/gather_bulk/hnd/bs16/d128/h8/bf16/random", T, GATHER_SUM " (bulk copies)", run_paged, &gb_hnd_bs16, 0,
+     SM_COPY},
+    {"paged/gather_bulk/hnd/bs1/d64/h8/fp8/random", T, GATHER_SUM " (bulk copies, 64-byte pieces)", run_paged,
+     &gb_hnd_bs1_d64_fp8, 0, SM_COPY},
+    {"paged/gather_bulk/nhd/bs16/d128/h8/bf16/sequential", T, GATHER_SUM " (bulk copies)", run_paged, &gbs_nhd_bs16, 0,
+     SM_COPY},
     {"paged/read/nhd/bs1/d128/h8/bf16/random", T, READ_SUM, run_paged, &r_nhd_bs1, 0, SM_READ},
     {"paged/read/nhd/bs16/d128/h8/bf16/random", T, READ_SUM, run_paged, &r_nhd_bs16, Q, SM_READ},
     {"paged/read/nhd/bs256/d128/h8/bf16/random", T, READ_SUM, run_paged, &r_nhd_bs256, 0, SM_READ},

@@ -88,6 +88,11 @@ static void run_roofline(km_bench *b, const void *params) {
   r.shape = p->shape;
   r.bytes = roof_bytes(b);
   r.sms = km_bench_device(b)->multiProcessorCount;
+  if (p->shape == KM_COPY_BULK && km_bench_device(b)->major < 9) {
+    km_bench_skip(b, "bulk copies need compute capability 9.0, this device is %d.%d", km_bench_device(b)->major,
+                  km_bench_device(b)->minor);
+    return;
+  }
   if (p->kind != ROOF_SM_WRITE) r.src = km_bench_device_alloc(b, r.bytes);
   if (p->kind != ROOF_SM_READ) r.dst = km_bench_device_alloc(b, r.bytes);
   if (p->kind == ROOF_SM_READ) r.xor_out = km_bench_device_alloc(b, sizeof *r.xor_out);
@@ -105,7 +110,7 @@ static const roof_params p_memcpy = {ROOF_MEMCPY, -1}, p_copy = {ROOF_SM_COPY, -
                           p_write = {ROOF_SM_WRITE, -1};
 static const roof_params p_copy_shape[KM_COPY_SHAPE_COUNT] = {
     {ROOF_SM_COPY, KM_COPY_STRIDED_ILP4}, {ROOF_SM_COPY, KM_COPY_TILE_ILP4}, {ROOF_SM_COPY, KM_COPY_TILE_ILP8},
-    {ROOF_SM_COPY, KM_COPY_TILE_ILP8_PLAIN}};
+    {ROOF_SM_COPY, KM_COPY_TILE_ILP8_PLAIN}, {ROOF_SM_COPY, KM_COPY_STRIDED_ILP8}, {ROOF_SM_COPY, KM_COPY_BULK}};
 
 static const km_case roofline_cases[] = {
     {"roofline/d2d_memcpy", "roofline", "device-to-device cudaMemcpyAsync: the copy ceiling", run_roofline, &p_memcpy,
@@ -125,6 +130,10 @@ static const km_case roofline_cases[] = {
      "roofline/d2d_memcpy"},
     {"roofline/sm_copy_shape/tile_ilp8_plain", "roofline", "copy, 32 KiB block tiles, no cache hints", run_roofline,
      &p_copy_shape[3], 0, "roofline/d2d_memcpy"},
+    {"roofline/sm_copy_shape/strided_ilp8", "roofline", "copy, thread-strided, 8 loads in flight", run_roofline,
+     &p_copy_shape[4], 0, "roofline/d2d_memcpy"},
+    {"roofline/sm_copy_shape/bulk", "roofline", "copy by sm_90 bulk copies through shared memory, 16 KiB stages",
+     run_roofline, &p_copy_shape[5], KM_CASE_QUICK, "roofline/d2d_memcpy"},
 };
 
 const km_case_table km_roofline_table = {roofline_cases, sizeof roofline_cases / sizeof roofline_cases[0]};

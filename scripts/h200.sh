@@ -60,10 +60,14 @@ if has full; then
   note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(elapsed "$t0") s wall"
 fi
 if has sanitize; then
+  # KM_SAN_FILTER_<tool> narrows one tool's pass (racecheck is slow on copy kernels with no shared memory)
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 ./micro --quick ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} \
+    var="KM_SAN_FILTER_$tool"
+    filter=${!var:-${KM_SAN_FILTER:-}}
+    t0=$(date +%s%N)
+    compute-sanitizer --tool $tool --error-exitcode 9 ./micro --quick ${filter:+--filter "$filter"} \
       >"$OUT/sanitize-$tool.txt" 2>&1
-    note "compute-sanitizer $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tail -1)"
+    note "compute-sanitizer $tool ${filter:+(filter $filter)}: exit $? in $(elapsed "$t0") s :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tail -1)"
   done
 fi
 echo

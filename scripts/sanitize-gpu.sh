@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# compute-sanitizer memcheck, racecheck, synccheck and initcheck over `./micro --quick` (verification on),
+# from the build folder $1 (default build). Each tool's log goes to ${OUT:-.}/sanitize-<tool>.txt and its
+# summary line is printed; the exit status is non-zero when any tool reports an error, micro fails, or a tool
+# runs past its time limit. Environment:
+#   KM_SAN_FILTER   regex passed to micro as --filter (narrow the run when it is too slow)
+#   KM_SAN_TOOLS    tools to run (default "memcheck racecheck synccheck initcheck")
+#   KM_SAN_TIMEOUT  seconds per tool (default 85: four tools stay under 6 minutes)
+#   KM_SAN_ARGS     extra compute-sanitizer flags, e.g. "--print-limit 20"
+set -uo pipefail
+build=${1:-build}
+out=${OUT:-.}
+tools=${KM_SAN_TOOLS:-memcheck racecheck synccheck initcheck}
+limit=${KM_SAN_TIMEOUT:-85}
+micro="$build/micro"
+mkdir -p "$out"
+
+san=$(command -v compute-sanitizer || true)
+for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+  [ -z "$san" ] && [ -x "$c" ] && san=$c
+done
+[ -n "$san" ] || { echo "sanitize-gpu: compute-sanitizer not found (install the CUDA toolkit)" >&2; exit 2; }
+[ -x "$micro" ] || { echo "sanitize-gpu: $micro not found (build first, or pass the build folder)" >&2; exit 2; }
+# the GPU machine carries cJSON in a private prefix (scripts/h200.sh); harmless elsewhere
+[ -d /tmp/kvdeps/usr/lib/x86_64-linux-gnu ] &&
+  export LD_LIBRARY_PATH="/tmp/kvdeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# Flags each tool needs beyond the defaults: leaks are errors under memcheck; racecheck reports every hazard.
+tool_flags() {
+  case "$1" in
+  memcheck) echo "--leak-check full" ;;
+  racecheck) echo "--racecheck-report all" ;;
+  *) echo "" ;;
+  esac
+}
+
+# Exit 99 is the sanitizer's own "errors found"; any other non-zero is micro's status or a timeout.
+run_tool() {
+  local tool=$1 log="$out/sanitize-$1.txt" rc t0=$SECONDS
+  # shellcheck disable=SC2046,SC2086
+  timeout --kill-after=10 "$limit" "$san" --tool "$tool" --error-exitcode 99 $(tool_flags "$tool") ${KM_SAN_ARGS:-} \
+    "$micro" --quick ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} >"$log" 2>&1
+  rc=$?
+  local summary
+  summary=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | sed 's/^=* *//' | paste -sd ';' - | sed 's/;/; /g')
+  case $rc in
+  0) [ -n "$summary" ] || { summary="no summary line in the log"; rc=1; } ;;
+  99) ;;
+  124 | 137) summary="timed out after ${limit} s (narrow the run with KM_SAN_FILTER or raise KM_SAN_TIMEOUT)" ;;
+  *) summary="micro exited $rc${summary:+; $summary} (see $log)" ;;
+  esac
+  # a tool that found nothing but printed a non-zero count still fails
+  grep -qE 'ERROR SUMMARY: [1-9]' "$log" && [ $rc -eq 0 ] && rc=99
+  printf 'sanitize %-9s %s in %d s: %s\n' "$tool" "$([ $rc -eq 0 ] && echo ok || echo FAILED)" \
+    $((SECONDS - t0)) "$summary"
+  return $rc
+}
+
+failed=0
+for tool in $tools; do
+  run_tool "$tool" || failed=1
+done
+exit $failed
