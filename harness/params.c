@@ -10,10 +10,40 @@
 #include "fit.h"
 #include "output_file.h"
 
+/* A component that names a point on a swept axis: 64MiB, 4KiB, 1GiB, or a prefix and a count. */
+static int is_swept(const char *c, size_t n) {
+  static const char *const prefixes[] = {"bs", "ctx", "budget", "p", "n", "b", "r", "k", ""};
+  static const char *const units[] = {"KiB", "MiB", "GiB", ""};
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+    size_t pl = strlen(prefixes[i]);
+    if (n <= pl || strncmp(c, prefixes[i], pl) != 0) continue;
+    size_t d = pl;
+    while (d < n && c[d] >= '0' && c[d] <= '9') d++;
+    if (d == pl) continue;
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+      size_t ul = strlen(units[u]);
+      if (d + ul == n && strncmp(c + d, units[u], ul) == 0 && (pl > 0 || ul > 0)) return 1;
+    }
+  }
+  return 0;
+}
+
 void km_params_series_of(const char *name, char *buf, size_t len) {
-  snprintf(buf, len, "%s", name);
-  char *slash = strrchr(buf, '/');
-  if (slash && slash != buf) *slash = '\0';
+  size_t o = 0;
+  const char *c = name;
+  while (*c && o + 2 < len) {
+    size_t n = strcspn(c, "/");
+    if (is_swept(c, n)) {
+      buf[o++] = '*';
+    } else {
+      size_t take = n < len - o - 1 ? n : len - o - 1;
+      memcpy(buf + o, c, take);
+      o += take;
+    }
+    c += n;
+    if (*c == '/' && o + 1 < len) buf[o++] = *c++;
+  }
+  buf[o] = '\0';
 }
 
 static int usable(const km_result *row) {

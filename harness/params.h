@@ -13,7 +13,9 @@
 
 #define KM_PARAMS_SCHEMA "kvmicro-params/1"
 
-/* The series a case belongs to: its name without the last component (the swept point). */
+/* The series a case belongs to: its name with every swept component (a size such as 64MiB, or
+ * bsN, ctxN, budgetN, pN, nN, bN, rN, kN) replaced by '*'. Cases with no such component are a series
+ * of one point. */
 void km_params_series_of(const char *name, char *buf, size_t len);
 cJSON *km_params_json(const km_results *r, const km_model *m, const km_bytes_params *p, double ceiling_gbps);
 int km_params_write(const char *path, const km_results *r, const km_model *m, const km_bytes_params *p,

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The report tool on recorded and synthetic result files: compare ratios (a file against itself is
+# 1.00 everywhere; the synthetic half-bandwidth card is 2.00x time, 0.50x GB/s, the same share of its
+# own ceiling), tables, plot with and without gnuplot, predict from a params file, and every malformed
+# input -> exit 2 with one line on stderr. Usage: report_tests.sh REPORT_BINARY FIXTURES_DIR
+set -u
+report="$1"
+fx="$2/runs"
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+bad() { echo "FAIL: $*"; fail=1; }
+
+expect_error() { # description, then the arguments: exit 2, one stderr line
+  local what="$1"; shift
+  "$report" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$? lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ]; then
+    bad "($what) report $* -> exit $rc, $lines stderr line(s):"; cat "$tmp/err"
+  fi
+}
+
+# Values of the named CSV columns of compare's output, one row per line, tab-separated, with the note.
+csv_columns() { # file, then column names
+  local file="$1"; shift
+  awk -F, -v want="$*" 'NR == 1 { n = split(want, w, " "); for (i = 1; i <= NF; i++) col[$i] = i; next }
+    { line = ""; for (j = 1; j <= n; j++) line = line (j > 1 ? "\t" : "") $(col[w[j]]); print line }' "$file"
+}
+
+# ---- help
+"$report" --help >"$tmp/help" || bad "--help exited non-zero"
+for word in compare tables plot predict --format --out; do
+  grep -q -- "$word" "$tmp/help" || bad "--help does not mention $word"
+done
+
+# ---- compare a file with itself: every ratio 1.00, nothing unmatched
+"$report" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --format csv >"$tmp/self.csv" || bad "self compare failed"
+rows=$(csv_columns "$tmp/self.csv" case | grep -c .)
+[ "$rows" -ge 1 ] || bad "self compare printed no rows"
+csv_columns "$tmp/self.csv" case time_ratio gbps_ratio share_ratio note |
+  awk -F'\t' '{ for (i = 2; i <= 4; i++) if ($i != "" && $i != "1.00") { print "FAIL: " $1 " ratio " $i; bad = 1 }
+               if ($2 == "") { print "FAIL: " $1 " has no time ratio"; bad = 1 }
+               if ($5 != "") { print "FAIL: " $1 " note " $5; bad = 1 } } END { exit bad }' || fail=1
+"$report" compare "$fx/h200-sample.json" "$fx/h200-sample.json" >"$tmp/self.md" || bad "self compare (markdown) failed"
+grep -q "Every case is in both files" "$tmp/self.md" || bad "self compare lists unmatched cases"
+grep -E '^\| roofline/' "$tmp/self.md" | grep -vq '1\.00' && bad "a markdown row of the self compare lacks 1.00"
+
+# ---- the synthetic half-bandwidth card against the H200 sample
+"$report" compare "$fx/h200-sample.json" "$fx/synthetic-older-card.json" --format csv >"$tmp/old.csv" || bad "compare failed"
+csv_columns "$tmp/old.csv" case time_ratio gbps_ratio share_ratio a_pct_of_ceiling b_pct_of_ceiling note |
+  awk -F'\t' '$7 == "" { n++
+      if ($2 != "2.00" || $3 != "0.50" || $4 != "1.00") { print "FAIL: " $1 " ratios " $2 " " $3 " " $4; bad = 1 }
+      if ($5 == "" || $5 != $6) { print "FAIL: " $1 " shares of own ceiling " $5 " vs " $6; bad = 1 } }
+    END { if (n < 1) { print "FAIL: no matched rows"; bad = 1 } exit bad }' || fail=1
+grep -q '^roofline,roofline/sm_write,.*only in A' "$tmp/old.csv" || bad "csv lacks the A-only row"
+grep -q '^roofline,roofline/synthetic_only,.*only in B' "$tmp/old.csv" || bad "csv lacks the B-only row"
+"$report" compare "$fx/h200-sample.json" "$fx/synthetic-older-card.json" >"$tmp/old.md" || bad "compare (markdown) failed"
+for text in "NVIDIA H200, ceiling 4261 GB/s" "SYNTHETIC half-bandwidth card" "ceiling 2131 GB/s" "% own ceiling" \
+            "Cases in only one file" "roofline/sm_write" "roofline/synthetic_only"; do
+  grep -qF "$text" "$tmp/old.md" || bad "markdown compare lacks '$text'"
+done
+"$report" compare "$fx/h200-sample.json" "$fx/synthetic-older-card.json" --format text >"$tmp/old.txt" || bad "text compare failed"
+grep -q '^\[roofline\]' "$tmp/old.txt" || bad "text compare lacks the technique heading"
+"$report" compare "$fx/h200-sample.json" "$fx/synthetic-older-card.json" --format json >"$tmp/old.json" || bad "json compare failed"
+if command -v python3 >/dev/null; then
+  python3 - "$tmp/old.json" <<'EOF' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["b"]["ceiling_gbps"] * 2 == d["a"]["ceiling_gbps"] and len(d["only_in_one"]) == 2
+ok = ok and all(abs(r["time_ratio"] - 2) < 1e-9 and abs(r["gbps_ratio"] - 0.5) < 1e-9 for r in d["matched"])
+if not ok: print("FAIL: json compare values"); sys.exit(1)
+EOF
+fi
+
+# ---- tables of a recorded run
+"$report" tables "$fx/h200-sample.json" >"$tmp/tables.md" || bad "tables failed"
+for text in "Latency and bandwidth" "roofline/d2d_memcpy" "Per-token bytes" "turboquant_3bit_nc"; do
+  grep -qF "$text" "$tmp/tables.md" || bad "tables lacks '$text'"
+done
+"$report" tables "$fx/h200-sample.json" --format csv | grep -q '^roofline,roofline/sm_copy,' || bad "csv tables lack sm_copy"
+if command -v python3 >/dev/null; then
+  "$report" tables "$fx/h200-sample.json" --format json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["latency"] and d["bytes"]["rows"] else 1)' ||
+    bad "json tables"
+fi
+
+# ---- plot without gnuplot: data and script, no images, exit 0
+env PATH=/nonexistent "$report" plot "$fx/synthetic-sweeps.json" --out "$tmp/nogp" >"$tmp/nogp.txt" 2>&1 ||
+  bad "plot without gnuplot exited non-zero"
+grep -q "gnuplot not found" "$tmp/nogp.txt" || bad "plot without gnuplot does not say so"
+for f in gather_block_size.dat offload_size.dat topk_pages.dat quant_formats.dat plots.gp; do
+  [ -s "$tmp/nogp/$f" ] || bad "plot without gnuplot did not write $f"
+done
+ls "$tmp/nogp" | grep -Eq '\.(svg|png|tmp)' && bad "plot without gnuplot left images or temporaries"
+# the NHD series: block sizes 1..256 in order; offload: 5 sizes per direction, far_node left out;
+# quant: only the head_dim 128 rows, the skipped row left out
+bs=$(awk '/^# series 0/ { s = 1; next } /^# series 1/ { s = 0 } s && /^[0-9]/ { printf "%s ", $1 }' "$tmp/nogp/gather_block_size.dat")
+[ "$bs" = "1 8 16 32 64 128 256 " ] || bad "gather block sizes: '$bs'"
+[ "$(grep -c '^[0-9]' "$tmp/nogp/offload_size.dat")" -eq 10 ] || bad "offload points"
+grep -q '^1073741824 ' "$tmp/nogp/offload_size.dat" || bad "offload 1GiB point not in bytes"
+[ "$(grep -c 'd128"$' "$tmp/nogp/quant_formats.dat")" -eq 4 ] || bad "quant bars"
+grep -q 'd64\|d256' "$tmp/nogp/quant_formats.dat" && bad "quant bars kept other head dims"
+"$report" plot "$fx/h200-sample.json" --out "$tmp/empty" >"$tmp/empty.txt" || bad "plot of a file without sweeps failed"
+grep -q "nothing to plot" "$tmp/empty.txt" || bad "plot of a roofline-only file does not say nothing to plot"
+
+# ---- plot with gnuplot, where it is installed
+if command -v gnuplot >/dev/null; then
+  "$report" plot "$fx/synthetic-sweeps.json" --out "$tmp/gp" >"$tmp/gp.txt" 2>&1 || { bad "plot with gnuplot"; cat "$tmp/gp.txt"; }
+  for stem in gather_block_size offload_size topk_pages quant_formats; do
+    [ -s "$tmp/gp/$stem.svg" ] && [ -s "$tmp/gp/$stem.png" ] || bad "gnuplot did not draw $stem"
+  done
+  ls "$tmp/gp" | grep -q '\.tmp' && bad "plot left temporaries"
+fi
+
+# ---- predict from a params file
+out=$("$report" predict "$fx/synthetic-params.json" syn/copy 1000000) || bad "predict failed"
+echo "$out" | grep -q ': 20.000 us' || bad "predict syn/copy 1e6 bytes: $out"
+out=$("$report" predict "$fx/synthetic-params.json" syn/copy 1GiB) || bad "predict 1GiB failed"
+echo "$out" | grep -q 'extrapolation' || bad "predict outside the range does not say so"
+out=$("$report" predict "$fx/h200-sample-params.json" roofline 2147483648) || bad "predict on the recorded params failed"
+echo "$out" | grep -q ': 530.5[0-9]* us' || bad "predict roofline: $out"
+expect_error "series without fit" predict "$fx/synthetic-params.json" syn/single 4096
+expect_error "fit of the wrong type" predict "$fx/synthetic-params.json" syn/bad_beta 4096
+expect_error "unknown series" predict "$fx/synthetic-params.json" syn/none 4096
+expect_error "not a params file" predict "$fx/h200-sample.json" roofline 4096
+expect_error "bad byte count" predict "$fx/synthetic-params.json" syn/copy 12XB
+
+# ---- malformed input files
+printf 'not json' >"$tmp/notjson.json"
+: >"$tmp/empty.json"
+printf '[1, 2]' >"$tmp/array.json"
+printf '{"context": {}}' >"$tmp/nobench.json"
+printf '{"benchmarks": {}}' >"$tmp/benchobj.json"
+printf '{"benchmarks": [{"name": "x", "cpu_time": 1}]}' >"$tmp/notime.json"
+printf '{"benchmarks": [{"name": "x", "real_time": 1, "cpu_time": 1, "median_us": "fast"}]}' >"$tmp/strmedian.json"
+printf '{"benchmarks": [{"name": "x", "real_time": 1, "cpu_time": 1, "kvmicro_name": 7}]}' >"$tmp/numname.json"
+printf '{"benchmarks": [], "context": {"gpu": {"ceiling_gbps": "4 TB/s"}}}' >"$tmp/strceil.json"
+printf '{"benchmarks": [], "context": []}' >"$tmp/ctxarray.json"
+printf '{"benchmarks": [], "tables": {"bytes": {"rows": [{"a": {}}]}}}' >"$tmp/badrows.json"
+for f in notjson empty array nobench benchobj notime strmedian numname strceil ctxarray; do
+  expect_error "compare $f" compare "$fx/h200-sample.json" "$tmp/$f.json"
+  expect_error "tables $f" tables "$tmp/$f.json"
+  expect_error "plot $f" plot "$tmp/$f.json" --out "$tmp/plot-$f"
+  [ -e "$tmp/plot-$f" ] && bad "plot of $f created its folder"
+done
+expect_error "tables with bad stored rows" tables "$tmp/badrows.json"
+expect_error "missing file" compare "$fx/h200-sample.json" "$tmp/none.json"
+
+# ---- usage errors
+expect_error "no command"
+expect_error "unknown command" summarize "$fx/h200-sample.json"
+expect_error "unknown option" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --bogus
+expect_error "bad format" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --format yaml
+expect_error "one file to compare" compare "$fx/h200-sample.json"
+expect_error "plot without --out" plot "$fx/synthetic-sweeps.json"
+expect_error "--out is a file" plot "$fx/synthetic-sweeps.json" --out "$fx/h200-sample.json"
+
+[ "$fail" -eq 0 ] && echo "report_tests: all passed"
+exit "$fail"
