@@ -115,7 +115,7 @@ static const roof_params p_copy_shape[KM_COPY_SHAPE_COUNT] = {
 static const km_case roofline_cases[] = {
     {"roofline/d2d_memcpy", "roofline", "device-to-device cudaMemcpyAsync: the copy ceiling", run_roofline, &p_memcpy,
      KM_CASE_QUICK, NULL},
-    {"roofline/sm_copy", "roofline", "16-byte vector copy kernel (block tiles of 32 KiB, 8 loads in flight per thread)",
+    {"roofline/sm_copy", "roofline", "16-byte vector copy kernel (thread-strided, 8 loads in flight per thread)",
      run_roofline, &p_copy, KM_CASE_QUICK, "roofline/d2d_memcpy"},
     {"roofline/sm_read", "roofline", "read-only kernel: XOR of every word, one atomic per warp", run_roofline, &p_read,
      KM_CASE_QUICK, NULL},

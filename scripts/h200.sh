@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-stages=${*:-build tests quick full sanitize}
+stages=${*:-build tests quick full repeat sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
 summary="$OUT/summary.txt"
 : >"$summary"
@@ -59,21 +59,22 @@ if has full; then
   rc=$?
   note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(elapsed "$t0") s wall"
 fi
-if has sanitize; then
-  # KM_SAN_FILTER_<tool> narrows one tool's pass (racecheck is slow on copy kernels with no shared memory)
-  for tool in memcheck racecheck; do
-    var="KM_SAN_FILTER_$tool"
-    filter=${!var:-${KM_SAN_FILTER:-}}
-    t0=$(date +%s%N)
-    compute-sanitizer --tool $tool --error-exitcode 9 ./micro --quick ${filter:+--filter "$filter"} \
-      >"$OUT/sanitize-$tool.txt" 2>&1
-    note "compute-sanitizer $tool ${filter:+(filter $filter)}: exit $? in $(elapsed "$t0") s :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tail -1)"
-  done
+if has repeat; then
+  # a second full run back to back, for the repeatability check (report compare h200.json h200-repeat.json)
+  t0=$(date +%s%N)
+  ./micro ${KM_FILTER:+--filter "$KM_FILTER"} --json "$OUT/h200-repeat.json" >"$OUT/repeat.txt" 2>&1
+  rc=$?
+  note "micro (full, repeat): exit $rc in $(elapsed "$t0") s wall"
 fi
+if has sanitize; then
+  KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
+fi
+# at most 8 files come back: the results stay whole, the logs travel in one archive
+(cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt quick.json 2>/dev/null | grep -v '^summary.txt$'))
 echo
 echo "==== errors in runs"
-grep -hE "^[a-z_/0-9.]+: error|ERROR" "$OUT"/quick.txt "$OUT"/full.txt 2>/dev/null | head -30
+tar xzf "$OUT/logs.tgz" -O quick.txt full.txt 2>/dev/null | grep -E "^[a-z_/0-9.]+: error|ERROR" | head -30
 echo "==== latency table"
-[ -f "$OUT/full.txt" ] && sed -n '/^Latency and bandwidth/,$p' "$OUT/full.txt" | head -120
+tar xzf "$OUT/logs.tgz" -O full.txt 2>/dev/null | sed -n '/^Latency and bandwidth/,/^KV bytes per token/p' | head -80
 echo "==== summary"
 cat "$summary"
