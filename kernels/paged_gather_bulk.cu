@@ -13,6 +13,7 @@ struct PagedParts {
   uint64_t block_bytes;
   uint32_t piece_bytes, part_bytes, parts_per_piece;
   uint32_t blocks_per_seq, pieces_per_block;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // only the bulk-copy path locates parts
   __device__ const void *operator()(uint64_t part) const {
     const uint64_t piece = part / parts_per_piece;
     const uint32_t sub = (uint32_t)(part - piece * parts_per_piece);
@@ -23,6 +24,7 @@ struct PagedParts {
     const int32_t blk = table[seq * blocks_per_seq + blk_in_seq];
     return pool + (uint64_t)(int64_t)blk * block_bytes + (uint64_t)head * piece_bytes + (uint64_t)sub * part_bytes;
   }
+#endif
 };
 
 __global__ void __launch_bounds__(32) gather_bulk(unsigned char *out, uint64_t total, uint32_t stage, PagedParts parts) {

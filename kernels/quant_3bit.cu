@@ -3,19 +3,19 @@
 // warp with 16-byte loads; every fp32 step is an explicit _rn intrinsic so the CPU reference (micro/
 // quant_ref.c) reproduces the codes bit for bit. Layouts and byte counts: quant_3bit.h.
 //
-// Operation count per element, TurboQuant quantize at d = 128 (16 values per lane, 8 lanes per row),
-// counted in issued SASS-level instructions:
-//   bf16 unpack 1, sign flip 0.5 (one XOR per packed bf16 pair), sum of squares ~1.4 (FMUL/FFMA + tree),
-//   FWHT log2(d) = 7 stages: 4 in-lane FADD/FSUB + 3 cross-lane (SHFL + FFMA) = 10 issues, 3 of them SHFL,
-//   scale by 1/norm 1 FMUL, codebook 3 compares + sum + side ~6, pack 1 IMAD; per-row work (norm
-//   shuffles, sqrt, divide, word repack, stores) adds ~0.5. Total ~22 issues per element (dequantize:
-//   unpack 1, codebook level selects ~6, FWHT 10, scale 1, sign 0.5, bf16 pack 0.5: ~19).
-// Bytes per element: 2 (bf16) + 3/8 (codes) + 2/d (norm) = 2.39 B. At 60% of the 4.27 TB/s memcpy ceiling
-// that is 1.07e12 elements/s x 22 = 2.4e13 lane-instructions/s against H200's issue limit of
-// 132 SMs x 4 schedulers x 32 lanes x ~1.98 GHz = 3.3e13 (~70%); at 100% of the ceiling it would need
-// ~120%. SHFL: 3.2/element = 3.4e12/s of a ~8.4e12/s pipe (~40%). So the rotation's ARITHMETIC (instruction
-// issue), not memory, bounds TurboQuant: expect it to top out around 60-75% of the ceiling, and the fp8 and
-// uniform 3-bit paths (~5 and ~10 issues per element) to be memory-bound.
+// Operation count per element, TurboQuant at d = 128 (16 values per lane, 8 lanes per row), counted in
+// the sm_90 SASS of the row loop (nvdisasm, fast path, 2 rows per lane per trip):
+//   dequantize was ~47: the splitmix64 sign hashes were rematerialised by ptxas inside the loop (~20)
+//   and the level select chain cost ~12. Now ~19.6: level = SHF + LOP3 + LDS from a shared table (2 ALU
+//   + 1 LDS), FWHT 4 in-lane FADD + 3 x (SHFL + FFMA), scale FMUL 1, bf16 pack 0.5, sign XOR 0.5, loads,
+//   addresses and stores ~1.5.
+//   quantize K was ~36 (V ~51); now ~33.6 (V ~41): bf16 unpack + sign 1.5, squares + norm tree ~2.4,
+//   FWHT 10 (3 SHFL), scale 1, codebook word ~7 (3 compares + select + place + sign), code repack SHFL
+//   and stores ~1.5, per-row sqrt/div ~2; V adds level lookup 3 + FSUB + FMUL + tree ~3.
+// Bytes per element: 2 (bf16) + 3/8 (codes) + 2/d (norm) = 2.39 B. At 60% of the 4.21 TB/s memcpy ceiling
+// that is 1.06e12 elements/s, i.e. ~8 SM clocks per warp-element (132 SMs, ~1.98 GHz) or ~32 issue slots
+// at 4 per clock: dequantize (~20 issues, ~4 MIO ops: 3 SHFL + 1 LDS) fits with margin, quantize (~34)
+// does not: its rotation + codebook ARITHMETIC (instruction issue), not memory, bounds it near 45-50%.
 #include "quant_3bit.h"
 
 #include <cuda_bf16.h>
@@ -162,16 +162,40 @@ __device__ __forceinline__ uint32_t tq_sign_bit(uint32_t i) {
   return (uint32_t)(z >> 32) & 0x80000000u;
 }
 
-// The sign masks of one lane as XOR words over its packed bf16 pairs: 4 words per chunk.
+// Per-block tables in shared memory, filled once per block: the sign masks as XOR words over packed
+// bf16 pairs (word e / 2 covers elements e, e + 1) and the 8 signed codebook levels. Kept in shared
+// memory because ptxas otherwise rematerialises the splitmix64 hashes (2 x 64-bit multiply chains per
+// pair, ~20 SASS each) inside the row loop to save registers: that was ~20 of the ~47 SASS per element
+// of the old dequantize. The level table turns the branchless select chain (~12 SASS per element) into
+// shift + mask + one conflict-free LDS (8 words in 8 banks; equal indices broadcast).
+struct TqTables {
+  uint32_t sign[128];  // head_dim <= 256
+  float level[8];
+};
+
+__device__ __forceinline__ void tq_fill_tables(TqTables &t) {
+  for (int i = threadIdx.x; i < 128; i += blockDim.x) t.sign[i] = (tq_sign_bit(2u * i) >> 16) | tq_sign_bit(2u * i + 1);
+  if (threadIdx.x < 8) {
+    const int m = threadIdx.x < 4 ? 3 - threadIdx.x : threadIdx.x - 4;
+    const float mag = m == 0 ? KM_TQ_L0 : m == 1 ? KM_TQ_L1 : m == 2 ? KM_TQ_L2 : KM_TQ_L3;
+    t.level[threadIdx.x] = threadIdx.x < 4 ? -mag : mag;
+  }
+  __syncthreads();
+}
+
+// Level of the 3-bit code at bits [3j, 3j + 3) of v, looked up by byte offset (no separate scaling).
+__device__ __forceinline__ float tq_level_at(const TqTables &t, uint32_t v, int j) {  // j: unrolled constant
+  const uint32_t off = (j == 0 ? v << 2 : v >> (3 * j - 2)) & 0x1cu;
+  return *reinterpret_cast<const float *>(reinterpret_cast<const char *>(t.level) + off);
+}
+
+// The sign masks of one lane: 4 XOR words per chunk of 8 elements.
 template <int TPR>
-__device__ __forceinline__ void tq_sign_words(int part, uint32_t (&w)[2][4]) {
+__device__ __forceinline__ void tq_sign_words(const TqTables &t, int part, uint32_t (&w)[2][4]) {
 #pragma unroll
   for (int k = 0; k < 2; ++k)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint32_t e = 8u * (uint32_t)(part + TPR * k) + 2u * i;
-      w[k][i] = (tq_sign_bit(e) >> 16) | tq_sign_bit(e + 1);
-    }
+    for (int i = 0; i < 4; ++i) w[k][i] = t.sign[4 * (part + TPR * k) + i];
 }
 
 __device__ __forceinline__ uint4 xor4(uint4 a, const uint32_t (&w)[4]) {
@@ -233,16 +257,27 @@ __device__ __forceinline__ float row_tree_sum(float p0, float p1) {
   return __fadd_rn(p0, p1);
 }
 
-__device__ __forceinline__ uint32_t tq_code(float u) {
-  const float a = fabsf(u);
-  const uint32_t idx = (uint32_t)(a >= KM_TQ_B1) + (uint32_t)(a >= KM_TQ_B2) + (uint32_t)(a >= KM_TQ_B3);
-  return (4u + idx) ^ ((__float_as_uint(u) >> 31) * 7u);
+// -1 when a >= b, else 0 (also 0 when either is NaN, like the CPU's a >= b): one FSET, no predicate + SEL.
+__device__ __forceinline__ int ge_mask(float a, float b) {
+  int m;
+  asm("set.ge.s32.f32 %0, %1, %2;" : "=r"(m) : "f"(a), "f"(b));
+  return m;
 }
 
-__device__ __forceinline__ float tq_level(uint32_t c) {
-  const uint32_t neg = c < 4u, m = (c ^ (neg * 7u)) - 4u;
-  const float mag = (m & 2u) ? ((m & 1u) ? KM_TQ_L3 : KM_TQ_L2) : ((m & 1u) ? KM_TQ_L1 : KM_TQ_L0);
-  return __uint_as_float(__float_as_uint(mag) | (neg << 31));
+// The 8 codes of a chunk as one 24-bit word, built word-wise: code = (4 + idx) ^ (signbit ? 7 : 0) with
+// idx = [|u| >= B1] + [|u| >= B2] + [|u| >= B3]. No 3-bit field carries (4 + idx <= 7), so the word is
+// (0x924924 + sum idx_j << 3j) ^ (sum signbit_j << 3j) * 7. Per element: 3 FSET + IADD3 + IMAD (idx into
+// place) + SHF + LOP3 (sign bit into place): 7 SASS instead of ~13 with per-element selects and shifts.
+__device__ __forceinline__ uint32_t tq_code_word(const float (&u)[8]) {
+  uint32_t acc = 0x924924u, neg = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const float a = fabsf(u[j]);
+    const int minus_idx = ge_mask(a, KM_TQ_B1) + ge_mask(a, KM_TQ_B2) + ge_mask(a, KM_TQ_B3);
+    acc += (uint32_t)minus_idx * (0u - (1u << (3 * j)));  // += idx << 3j
+    neg |= (__float_as_uint(u[j]) >> (31 - 3 * j)) & (1u << (3 * j));
+  }
+  return acc ^ (neg * 7u);
 }
 
 // Rotated codes of one row: 2 chunks x 8 codes of 24 bits per lane; word `part` (< 3 * TPR / 4) of each
@@ -263,8 +298,10 @@ __global__ void __launch_bounds__(kThreads) tq3_quantize_kernel(const uint4 *__r
                                                                 uint16_t *__restrict__ side, size_t rows) {
   constexpr int RPW = 32 / TPR, D = 16 * TPR;
   const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
+  __shared__ TqTables tab;
+  tq_fill_tables(tab);
   uint32_t sw[2][4];
-  tq_sign_words<TPR>(part, sw);
+  tq_sign_words<TPR>(tab, part, sw);
   const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
   const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
   for (size_t base = warp * (RPW * kUnrollTq); base < rows; base += nwarps * (RPW * kUnrollTq)) {
@@ -296,18 +333,18 @@ __global__ void __launch_bounds__(kThreads) tq3_quantize_kernel(const uint4 *__r
       float r[2] = {0.0f, 0.0f};
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
-        float e[8];
+        float uq[8], e[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const float uq = __fmul_rn(f[k][j], inv);
-          const uint32_t c = tq_code(uq);
-          v[k] |= c << (3 * j);
-          if (V) {
-            const float diff = __fsub_rn(uq, tq_level(c));
+        for (int j = 0; j < 8; ++j) uq[j] = __fmul_rn(f[k][j], inv);
+        v[k] = tq_code_word(uq);
+        if (V) {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) {
+            const float diff = __fsub_rn(uq[j], tq_level_at(tab, v[k], j));
             e[j] = __fmul_rn(diff, diff);
           }
+          r[k] = tree8<TPR>(e);
         }
-        if (V) r[k] = tree8<TPR>(e);
       }
       const bool valid = row < rows;
       tq_store_codes<TPR>(codes + row * (3 * TPR / 2), v, part, valid);
@@ -331,8 +368,10 @@ __global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t
   constexpr int RPW = 32 / TPR, D = 16 * TPR;
   const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
   const int w0 = (3 * part) / 4, bit_shift = (24 * part) & 31;  // this lane's 24 bits inside a chunk
+  __shared__ TqTables tab;
+  tq_fill_tables(tab);
   uint32_t sw[2][4];
-  tq_sign_words<TPR>(part, sw);
+  tq_sign_words<TPR>(tab, part, sw);
   const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
   const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
   for (size_t base = warp * (RPW * kUnrollTq); base < rows; base += nwarps * (RPW * kUnrollTq)) {
@@ -358,7 +397,7 @@ __global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t
       for (int k = 0; k < 2; ++k) {
         const uint32_t v = __funnelshift_r(lo[u][k], hi[u][k], bit_shift);
 #pragma unroll
-        for (int j = 0; j < 8; ++j) f[k][j] = tq_level((v >> (3 * j)) & 7u);
+        for (int j = 0; j < 8; ++j) f[k][j] = tq_level_at(tab, v, j);
       }
       fwht_row<TPR>(f, part);
       const float scale = __fmul_rn(__half2float(__ushort_as_half(nh[u])), 1.0f / D);  // exact: 1/D is 2^-n

@@ -86,7 +86,9 @@ __global__ void __launch_bounds__(kThreads) write_pattern(uint4 *__restrict__ ds
 struct ContiguousParts {
   const unsigned char *src;
   uint32_t part;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // only the bulk-copy path locates parts
   __device__ const void *operator()(uint64_t p) const { return src + p * part; }
+#endif
 };
 
 __global__ void __launch_bounds__(32) copy_bulk(unsigned char *dst, const unsigned char *src, uint64_t bytes) {
