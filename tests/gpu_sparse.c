@@ -200,6 +200,9 @@ int main(void) {
   test_topk(64, 8192, 128, 0, 1);
   test_topk(64, 8192, 128, 7, 0);     /* heavy ties */
   test_topk(8, 8192, 300, 1, 0);      /* all equal: the lowest pages */
+  test_topk(16, 8192, 4000, 3, 0);    /* ~2,700 equal keys in the boundary bin: the full-row passes */
+  test_topk(16, 8192, 2, 2, 0);       /* ~4,100 ties at the top, k-1 = 1 of them */
+  test_topk(16, 8192, 512, 0, 0);     /* random, a wider boundary bin */
   test_topk(16, 1003, 17, 0, 0);      /* pages % 4 != 0: scalar loads */
   test_topk(16, 1003, 1, 0, 0);       /* the last page alone */
   test_topk(16, 1000, 1000, 3, 0);    /* everything */
