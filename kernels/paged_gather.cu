@@ -222,7 +222,8 @@ extern "C" cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t alig
 
 extern "C" cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
                                        cudaStream_t stream) {
-  if (g && km_paged_piece_bytes(g) >= KM_PAGED_BULK_MIN_PIECE && km_paged_bulk_supported(g))
+  const int aligned16 = (((uintptr_t)pool | (uintptr_t)out) & 15u) == 0; /* bulk copies move 16-byte units */
+  if (g && aligned16 && km_paged_piece_bytes(g) >= KM_PAGED_BULK_MIN_PIECE && km_paged_bulk_supported(g))
     return km_paged_gather_bulk(g, pool, table, out, stream);
   return km_paged_gather_lsu(g, pool, table, out, stream);
 }

@@ -145,7 +145,8 @@ uint64_t km_paged_tokens(const km_paged_geom *g);
 cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t align, uint32_t max_ctas, km_paged_plan *plan);
 
 /* Gather: out gets km_paged_output_bytes(g) bytes. Pieces of at least KM_PAGED_BULK_MIN_PIECE bytes
- * go by bulk copies where the device has them (km_paged_gather_bulk), smaller ones by 16-byte loads
+ * with 16-byte aligned pool and output go by bulk copies where the device has them
+ * (km_paged_gather_bulk), the rest by vector loads
  * and stores (km_paged_gather_lsu): on the H200 bulk copies gained 2-3% from 4 KiB pieces up and lost
  * 10% at 256-byte pieces. */
 #define KM_PAGED_BULK_MIN_PIECE 4096u

@@ -67,7 +67,12 @@ if has repeat; then
   note "micro (full, repeat): exit $rc in $(elapsed "$t0") s wall"
 fi
 if has sanitize; then
-  KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
+  # memcheck and synccheck over every --quick case; racecheck and initcheck, 10-100x slower on the
+  # GiB-sized cases, over KM_SAN_NARROW when it is set (the kernels that use shared memory, a few others)
+  KM_SAN_TOOLS="memcheck synccheck" KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} bash ../scripts/sanitize-gpu.sh . |
+    tee -a "$summary"
+  KM_SAN_TOOLS="racecheck initcheck" KM_SAN_FILTER=${KM_SAN_NARROW:-} KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} \
+    bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
 fi
 # at most 8 files come back: the results stay whole, the logs travel in one archive
 (cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt quick.json 2>/dev/null | grep -v '^summary.txt$'))
