@@ -58,6 +58,17 @@ md="$runs/$name.md.tmp"
   echo
   echo "## Repeatability: the second full run against the first (B/A)"
   echo
+  python3 - "$runs/$name.json" "$runs/$name-repeat.json" <<'PY'
+import json, sys
+a = {b["kvmicro_name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"] if "GB/s" in b}
+b = {x["kvmicro_name"]: x for x in json.load(open(sys.argv[2]))["benchmarks"] if "GB/s" in x}
+both = [k for k in a if k in b]
+off = [(k, b[k]["median_us"] / a[k]["median_us"]) for k in both if abs(b[k]["median_us"] / a[k]["median_us"] - 1) > 0.03]
+print(f"{len(both)} bandwidth rows in both runs; {len(both) - len(off)} have medians within 3% of each other; {len(off)} do not:")
+print()
+for k, r in off:
+    print(f"- `{k}`: B/A {r:.3f} (CV {100 * a[k].get('cv', 0):.1f}% / {100 * b[k].get('cv', 0):.1f}%)")
+PY
   "$report" compare "$runs/$name.json" "$runs/$name-repeat.json" --format markdown
   echo
   echo "## Self-comparison (every ratio must read 1.00)"
