@@ -35,8 +35,12 @@ typedef struct km_app {
   char err[1024];
 } km_app;
 
+/* One line, always: a newline or other control character inside an argument or a config value is
+ * printed as '?'. */
 static int usage_error(const char *msg) {
-  fprintf(stderr, "micro: %s\n", msg);
+  fputs("micro: ", stderr);
+  for (const unsigned char *c = (const unsigned char *)msg; *c; c++) fputc(*c < 0x20 || *c == 0x7f ? '?' : *c, stderr);
+  fputc('\n', stderr);
   return KM_EXIT_USAGE;
 }
 

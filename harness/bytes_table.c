@@ -94,7 +94,7 @@ static int is_kv_kind(km_layer_kind k) { return k == KM_LAYER_GLOBAL || k == KM_
 static long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 static int is_mla(const km_model *m) { return m->kv_lora_rank > 0; }
 
-static double mamba_state(int d_inner, int d_state, int d_conv, int groups, int bytes) {
+static double mamba_state(double d_inner, int d_state, int d_conv, int groups, int bytes) {
   double ssm = (double)d_inner * d_state;
   double conv = (double)(d_conv - 1) * ((double)d_inner + 2.0 * groups * d_state);
   return (ssm + conv) * bytes;
@@ -107,7 +107,7 @@ static double model_mamba_state(const km_model *m) {
 /* K+V of H heads, or the MLA latent, per token per layer. */
 static double heads_bytes(const km_model *m, int heads, double b) { return 2.0 * heads * m->head_dim * b; }
 static double native_bytes(const km_model *m, double b) {
-  return is_mla(m) ? (double)(m->kv_lora_rank + m->qk_rope_head_dim) * b : heads_bytes(m, m->num_kv_heads, b);
+  return is_mla(m) ? ((double)m->kv_lora_rank + m->qk_rope_head_dim) * b : heads_bytes(m, m->num_kv_heads, b);
 }
 
 /* The model's own layers with per_layer bytes on each attention layer, its window, its Mamba state. */
@@ -435,7 +435,7 @@ static void rows_mamba(bt_ctx *x) {
                 "hypothetical: every Mamba layer replaced by attention (MLP layers stay KV-free)");
     return;
   }
-  int hidden = m->hidden_size > 0 ? m->hidden_size : m->num_attention_heads * m->head_dim;
+  double hidden = m->hidden_size > 0 ? m->hidden_size : (double)m->num_attention_heads * m->head_dim;
   double state = mamba_state(MAMBA_EXPAND * hidden, MAMBA_D_STATE, MAMBA_D_CONV, MAMBA_N_GROUPS, m->dtype_bytes);
   fmt_bytes(state, st, sizeof st);
   static const int every[] = {4, 8};
@@ -443,7 +443,7 @@ static void rows_mamba(bt_ctx *x) {
     layout_model(o, m, native_bytes(m, x->b));
     layout_thin(o, every[i], state);
     snprintf(variant, sizeof variant, "attn_1_in_%d", every[i]);
-    snprintf(note, sizeof note, "hypothetical: %d KV layers kept, the rest Mamba-2 (d_inner %d, d_state %d, d_conv %d, "
+    snprintf(note, sizeof note, "hypothetical: %d KV layers kept, the rest Mamba-2 (d_inner %.0f, d_state %d, d_conv %d, "
              "%d groups: %s state per layer per sequence)", kv_layers(o), MAMBA_EXPAND * hidden, MAMBA_D_STATE,
              MAMBA_D_CONV, MAMBA_N_GROUPS, st);
     emit_layout(x, "hybrid_mamba", MECH_STORE, variant, o, note);
@@ -452,7 +452,7 @@ static void rows_mamba(bt_ctx *x) {
 
 /* ---- KV quantization */
 
-static double int3_vector(int n) { /* codes, then an fp16 scale + fp16 zero point per group */
+static double int3_vector(long long n) { /* codes, then an fp16 scale + fp16 zero point per group */
   return (double)ceil_div(3LL * n, 8) + 4.0 * (double)ceil_div(n, INT3_GROUP);
 }
 
@@ -485,7 +485,8 @@ static void row_tq(bt_ctx *x, kv_layout *o, int boundary, const char *variant) {
 static void rows_quant(bt_ctx *x) {
   const km_model *m = x->m;
   kv_layout *o = x->scratch;
-  int heads = is_mla(m) ? 1 : m->num_kv_heads, vec = is_mla(m) ? m->kv_lora_rank + m->qk_rope_head_dim : m->head_dim;
+  int heads = is_mla(m) ? 1 : m->num_kv_heads;
+  long long vec = is_mla(m) ? (long long)m->kv_lora_rank + m->qk_rope_head_dim : m->head_dim;
   int parts = is_mla(m) ? 1 : 2; /* K and V, or the one latent */
   char note[256];
   layout_model(o, m, native_bytes(m, 1));
@@ -495,7 +496,7 @@ static void rows_quant(bt_ctx *x) {
            is_mla(m) ? "the latent" : "K and for V");
   emit_layout(x, "kv_quant", MECH_STORE, "fp8_e4m3_per_token_head", o, note);
   layout_model(o, m, (double)parts * heads * int3_vector(vec));
-  snprintf(note, sizeof note, "uniform asymmetric, group %d: ceil(3x%d/8) + 4 x ceil(%d/%d) = %.0f B per vector",
+  snprintf(note, sizeof note, "uniform asymmetric, group %d: ceil(3x%lld/8) + 4 x ceil(%lld/%d) = %.0f B per vector",
            INT3_GROUP, vec, vec, INT3_GROUP, int3_vector(vec));
   emit_layout(x, "kv_quant", MECH_STORE, "int3_g32", o, note);
   if (is_mla(m)) {
@@ -547,7 +548,7 @@ static void rows_sparse(bt_ctx *x) {
   const km_model *m = x->m;
   kv_layout *o = x->scratch;
   char note[384], variant[48];
-  double k_width = is_mla(m) ? (double)(m->kv_lora_rank + m->qk_rope_head_dim) : (double)m->num_kv_heads * m->head_dim;
+  double k_width = is_mla(m) ? (double)m->kv_lora_rank + m->qk_rope_head_dim : (double)m->num_kv_heads * m->head_dim;
   double meta = 2.0 * k_width * x->b / QUEST_PAGE;
   long long len = x->p->max_model_len;
   layout_model(o, m, native_bytes(m, x->b) + meta);

@@ -49,6 +49,7 @@ int km_parse_size(const char *s, double *out) {
     if (strcmp(end, units[i].suffix) == 0) {
       if (v <= 0) return -2;
       *out = floor(v * units[i].mult);
+      if (!isfinite(*out)) return -1;
       if (*out < 1) return -2;
       return 0;
     }
@@ -124,9 +125,12 @@ static int parse_size_flag(const char *flag, const char *v, double *out, int all
 }
 
 static int parse_count_flag(const char *flag, const char *v, long long *out, char *err, size_t errlen) {
+  /* token counts beyond 2^40 are not real, and the byte table's block rounding must not overflow */
+  const long long max_count = 1LL << 40;
   int rc = v ? km_parse_positive(v, out) : -1;
   if (rc == -2) return bad(err, errlen, flag, v, "must be a positive integer");
   if (rc != 0) return bad(err, errlen, flag, v, "expected a positive integer");
+  if (*out > max_count) return bad(err, errlen, flag, v, "must be at most 1099511627776 (2^40)");
   return 0;
 }
 

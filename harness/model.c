@@ -94,7 +94,7 @@ int km_model_preset(const char *name, km_model *out) {
  * An MLA model stores its latent (kv_lora_rank + qk_rope_head_dim), not per-head K and V. */
 double km_model_kv_bytes_per_token(const km_model *m, int elem_bytes) {
   int b = elem_bytes > 0 ? elem_bytes : m->dtype_bytes;
-  double per_layer = m->kv_lora_rank > 0 ? (double)(m->kv_lora_rank + m->qk_rope_head_dim)
+  double per_layer = m->kv_lora_rank > 0 ? (double)m->kv_lora_rank + m->qk_rope_head_dim
                                          : 2.0 * m->num_kv_heads * m->head_dim;
   int attn = 0;
   for (int i = 0; i < m->num_layers && i < KM_MODEL_MAX_LAYERS; i++)

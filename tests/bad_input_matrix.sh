@@ -6,7 +6,7 @@
 # benchmark calls also behave the same on a machine without a GPU.
 # usage: bad_input_matrix.sh path/to/micro [fixtures folder]
 set -u
-micro="$1"
+micro="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" # absolute: each call runs in its own folder
 fixtures="${2:-$(cd "$(dirname "$0")" && pwd)/fixtures}"
 bad="$fixtures/bad"
 tmp=$(mktemp -d)
@@ -87,6 +87,8 @@ bad "negative host budget" "--host-budget" --host-budget -1
 bad "unknown host unit" "--host-budget" --host-budget 1.5XiB
 bad "max-model-len overflow" "--max-model-len" --max-model-len 99999999999999999999
 bad "zero max-model-len" "--max-model-len" --max-model-len 0
+bad "max-model-len above 2^40" "--max-model-len" --max-model-len 9223372036854775807
+bad "block size above 2^40" "--block-size" --block-size 1099511627777
 bad "block size with trailing text" "--block-size" --block-size 16abc
 bad "fractional block size" "--block-size" --block-size 2.5
 

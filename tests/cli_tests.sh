@@ -51,6 +51,8 @@ expect_usage_error "unwritable json" --json /nonexistent-dir/result.json
 expect_usage_error "json is a folder" --json "$tmp"
 expect_usage_error "missing model" --table bytes --model "$tmp/nope.json"
 expect_usage_error "no match" --filter 'no-such-case-xyz'
+expect_usage_error "newline in a value" --table bytes --kv-budget "$(printf '12\nX')"
+expect_usage_error "infinite size" --table bytes --host-budget "1$(printf '0%.0s' $(seq 1 320))TiB"
 
 # no GPU on this machine: benchmarks exit 3 with one line naming the problem
 if ! nvidia-smi -L >/dev/null 2>&1; then
