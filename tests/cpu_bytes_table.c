@@ -10,15 +10,7 @@
 #include "test_util.h"
 
 /* KM_EXPECT with a formatted reason: these checks compare many rows, so say which one failed. */
-#define EXPECT(cond, ...)                                             \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      km_test_failures++;                                                     \
-      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fputc('\n', stderr);                                            \
-    }                                                                 \
-  } while (0)
+#define EXPECT KM_EXPECT_MSG
 
 static const char *const techniques[12] = {"gqa",          "cross_layer", "mla",        "sliding_window",
                                            "hybrid_mamba", "kv_quant",    "eviction",   "compressed",

@@ -10,15 +10,7 @@
 #include "model.h"
 
 /* KM_EXPECT with a formatted reason: these checks compare many rows, so say which one failed. */
-#define EXPECT(cond, ...)                                     \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      km_test_failures++;                                             \
-      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-    }                                                         \
-  } while (0)
+#define EXPECT KM_EXPECT_MSG
 
 static int resolve_fixture(const char *rel, km_model *m, char *err, size_t errlen) {
   char path[1024];

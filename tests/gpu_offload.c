@@ -14,15 +14,7 @@
 #include "test_util.h"
 #include "topo.h"
 
-#define CHECK_CUDA(expr)                                                                          \
-  do {                                                                                            \
-    cudaError_t e_ = (expr);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      km_test_failures++;                                                                         \
-      return;                                                                                     \
-    }                                                                                             \
-  } while (0)
+#define CHECK_CUDA KM_EXPECT_CUDA
 
 static unsigned char byte_at(uint64_t seed, size_t i) {
   uint64_t z = (seed + i) * 0x9E3779B97F4A7C15ull;

@@ -15,15 +15,7 @@
 #define GUARD 256
 #define GUARD_VALUE 0xA5
 
-#define EXPECT_CUDA(expr)                                                                          \
-  do {                                                                                             \
-    cudaError_t e_ = (expr);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      km_test_failures++;                                                                          \
-      return;                                                                                      \
-    }                                                                                              \
-  } while (0)
+#define EXPECT_CUDA KM_EXPECT_CUDA
 
 typedef enum method { M_KERNEL, M_MEMCPY, M_CUB, M_COUNT } method;
 static const char *const method_names[M_COUNT] = {"kernel", "memcpy_per_block", "cub_batched"};

@@ -10,6 +10,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "test_util.h"
+
 #include "quant_3bit.h"
 #include "quant_fp8.h"
 #include "quant_ref.h"
@@ -26,18 +28,8 @@ static int failures;
     }                                                                                               \
   } while (0)
 
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static float rng_normal(uint64_t *s) {
-  const uint64_t h = rng_next(s);
-  const double u1 = ((double)(uint32_t)h + 1.0) / 4294967296.0, u2 = (double)(uint32_t)(h >> 32) / 4294967296.0;
-  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
-}
+#define rng_next km_test_rng_next
+#define rng_normal km_test_rng_normal
 
 static void *dev(size_t bytes) {
   void *p = NULL;

@@ -31,3 +31,16 @@ const char *km_test_fixture(const char *name, char *buf, size_t len) {
   snprintf(buf, len, "%s/%s", dir && *dir ? dir : "fixtures", name);
   return buf;
 }
+
+uint64_t km_test_rng_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+float km_test_rng_normal(uint64_t *state) {
+  const uint64_t h = km_test_rng_next(state);
+  const double u1 = ((double)(uint32_t)h + 1.0) / 4294967296.0, u2 = (double)(uint32_t)(h >> 32) / 4294967296.0;
+  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}

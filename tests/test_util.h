@@ -4,6 +4,7 @@
 #define KM_TEST_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 extern int km_test_failures;
@@ -25,6 +26,32 @@ extern int km_test_failures;
       km_test_failures++;                                                                       \
     }                                                                                           \
   } while (0)
+
+/* KM_EXPECT with a formatted reason, for checks over many rows: say which one failed. */
+#define KM_EXPECT_MSG(cond, ...)                                      \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      km_test_failures++;                                             \
+      fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+    }                                                                 \
+  } while (0)
+
+/* A CUDA call in a void test function: on error count a failure, say where, and return. */
+#define KM_EXPECT_CUDA(expr)                                                                      \
+  do {                                                                                            \
+    cudaError_t km_e_ = (expr);                                                                   \
+    if (km_e_ != cudaSuccess) {                                                                   \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(km_e_)); \
+      km_test_failures++;                                                                         \
+      return;                                                                                     \
+    }                                                                                             \
+  } while (0)
+
+/* Deterministic test data: splitmix64 steps and a Box-Muller normal from one step. */
+uint64_t km_test_rng_next(uint64_t *state);
+float km_test_rng_normal(uint64_t *state);
 
 /* Exit status for the end of main: prints a summary line. */
 int km_test_finish(const char *name);
