@@ -198,6 +198,8 @@ static void set_tokens(km_bench *b, km_work *w) {
 static void report_per_token(km_bench *b, double bytes, double seconds) {
   double bpt = model_bytes_per_token(b);
   if (bpt > 0 && bytes > 0 && seconds > 0) km_bench_counter(b, "us_per_token", bpt * seconds / bytes * 1e6);
+  /* the byte table's offload row takes its reload cost from the best of these host-to-device rates */
+  if (bytes > 0 && seconds > 0) km_bench_counter(b, "reload_gbps", bytes / seconds / 1e9);
 }
 
 static void destroy_stream(void *p) { cudaStreamDestroy((cudaStream_t)p); }
