@@ -165,29 +165,10 @@ static void test_params_json(void) {
   km_results_free(&r);
 }
 
-static cJSON *read_fixture(const char *name) {
-  char path[1024];
-  km_test_fixture(name, path, sizeof path);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    return NULL;
-  }
-  enum { MAX_FIXTURE_BYTES = 1 << 20 }; /* the fixtures are a few tens of KiB */
-  char *text = malloc(MAX_FIXTURE_BYTES);
-  size_t n = text ? fread(text, 1, MAX_FIXTURE_BYTES - 1, f) : 0;
-  fclose(f);
-  if (!text) return NULL;
-  text[n] = '\0';
-  cJSON *doc = cJSON_Parse(text);
-  free(text);
-  return doc;
-}
-
 /* A recorded H200 sweep (pinned host-to-device copies, 4 KiB .. 1 GiB) read back fits the link:
  * about 55 GB/s (PCIe Gen5 x16) with a few microseconds of latency. */
 static void test_recorded_file(void) {
-  cJSON *run = read_fixture("runs/h200-h2d-sweep.json");
+  cJSON *run = km_test_read_json("runs/h200-h2d-sweep.json");
   KM_EXPECT(run != NULL);
   if (!run) return;
   km_results r;

@@ -2,29 +2,12 @@
  * the fields Google Benchmark's tools/compare.py reads (name, run_name, run_type, repetitions,
  * repetition_index, family_index, per_family_instance_index, threads, iterations, real_time, cpu_time,
  * time_unit; aggregate_name on aggregates), and reading the rows back and writing them again keeps them. */
-#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "results.h"
 #include "test_util.h"
-
-static cJSON *read_json(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *text = malloc((size_t)n + 1);
-  size_t got = text ? fread(text, 1, (size_t)n, f) : 0;
-  fclose(f);
-  if (!text) return NULL;
-  text[got] = '\0';
-  cJSON *doc = cJSON_Parse(text);
-  free(text);
-  return doc;
-}
 
 static void expect_gbench_fields(const cJSON *benchmarks, const char *which) {
   static const char *const strings[] = {"name", "run_name", "run_type", "time_unit"};
@@ -49,10 +32,8 @@ static void expect_gbench_fields(const cJSON *benchmarks, const char *which) {
 }
 
 int main(void) {
-  char path[1024];
-  km_test_fixture("../../reports/runs/h200.json", path, sizeof path);
-  cJSON *doc = read_json(path);
-  KM_EXPECT_MSG(doc != NULL, "cannot read %s", path);
+  cJSON *doc = km_test_read_json("../../reports/runs/h200.json");
+  KM_EXPECT(doc != NULL);
   if (!doc) return km_test_finish("cpu_results_json");
   const cJSON *benchmarks = cJSON_GetObjectItemCaseSensitive(doc, "benchmarks");
   expect_gbench_fields(benchmarks, "recorded run");

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
 
 int km_test_failures = 0;
@@ -43,4 +44,23 @@ float km_test_rng_normal(uint64_t *state) {
   const uint64_t h = km_test_rng_next(state);
   const double u1 = ((double)(uint32_t)h + 1.0) / 4294967296.0, u2 = (double)(uint32_t)(h >> 32) / 4294967296.0;
   return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+struct cJSON *km_test_read_json(const char *name) {
+  char path[1024];
+  km_test_fixture(name, path, sizeof path);
+  FILE *f = fopen(path, "rb");
+  long n = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+  char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  size_t got = (text && fseek(f, 0, SEEK_SET) == 0) ? fread(text, 1, (size_t)n, f) : 0;
+  if (f) fclose(f);
+  cJSON *doc = NULL;
+  if (text) {
+    text[got] = '\0';
+    doc = cJSON_Parse(text);
+  }
+  free(text);
+  if (!doc) fprintf(stderr, "cannot read %s as JSON\n", path);
+  return doc;
 }
