@@ -50,7 +50,11 @@ double km_bench_link_gbps(const km_bench *b) { return b->ctx->link_gbps; }
 size_t km_bench_l2_bytes(const km_bench *b) { return (size_t)b->ctx->prop.l2CacheSize; }
 struct km_topo *km_bench_topo(km_bench *b) { return b->ctx->topo; }
 
+size_t km_bench_ceiling_bytes(const km_bench *b) { return b->ctx->ceiling_bytes; }
+int km_bench_smoke(const km_bench *b) { return b->ctx->opts->smoke; }
+
 size_t km_bench_big_bytes(const km_bench *b) {
+  if (km_bench_smoke(b)) return KM_SMOKE_BYTES;
   size_t big = 8 * km_bench_l2_bytes(b);
   const size_t floor_bytes = (size_t)64 << 20;
   return big > floor_bytes ? big : floor_bytes;
@@ -58,7 +62,7 @@ size_t km_bench_big_bytes(const km_bench *b) {
 
 int km_bench_rotation(const km_bench *b, size_t bytes) {
   const int max_copies = 64;
-  if (bytes == 0) return 1;
+  if (bytes == 0 || km_bench_smoke(b)) return 1;
   size_t want = 4 * km_bench_l2_bytes(b);
   size_t n = (want + bytes - 1) / bytes;
   if (n < 1) n = 1;
@@ -248,7 +252,8 @@ double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work 
   b->measured = 1;
   km_timer t;
   char err[256];
-  if (km_timer_init(&t, b->ctx->stream, fn, arg, KM_MIN_SAMPLE_SECONDS, err, sizeof err) != 0) {
+  const double min_sample = km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS;
+  if (km_timer_init(&t, b->ctx->stream, fn, arg, min_sample, err, sizeof err) != 0) {
     km_bench_fail(b, "%s", err);
     return 0.0;
   }

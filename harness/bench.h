@@ -15,6 +15,7 @@ typedef struct km_bench km_bench;
 
 /* ---- the run's settings, read-only for a case */
 int km_bench_quick(const km_bench *b);          /* --quick: smallest sweep points, fewer samples */
+int km_bench_smoke(const km_bench *b);          /* --smoke: one launch, small working sets, no figures */
 int km_bench_verify_enabled(const km_bench *b); /* false under --no-verify */
 const km_model *km_bench_model(const km_bench *b); /* the --model shape (default qwen3-8b) */
 cudaStream_t km_bench_stream(const km_bench *b);
@@ -23,9 +24,13 @@ int km_bench_device_id(const km_bench *b);
 double km_bench_ceiling_gbps(const km_bench *b);   /* d2d cudaMemcpyAsync, read + write */
 double km_bench_link_gbps(const km_bench *b);      /* PCIe link from hwloc, 0 when unknown */
 size_t km_bench_l2_bytes(const km_bench *b);
-/* Bytes a working set should have so that L2 does not serve it: 8x L2 (at least 64 MiB). */
+/* Bytes a working set should have so that L2 does not serve it: 8x L2 (at least 64 MiB); KM_SMOKE_BYTES
+ * under --smoke. */
 size_t km_bench_big_bytes(const km_bench *b);
-/* How many copies of a working set of `bytes` to rotate through so the rotation is >= 4x L2. */
+/* Bytes of each of the start-up ceiling's two buffers, so a copy row can move exactly as much. */
+size_t km_bench_ceiling_bytes(const km_bench *b);
+/* How many copies of a working set of `bytes` to rotate through so the rotation is >= 4x L2 (1 under
+ * --smoke). */
 int km_bench_rotation(const km_bench *b, size_t bytes);
 /* A fresh seed for each call (time- and counter-based): never the same data twice. */
 uint64_t km_bench_seed(km_bench *b);

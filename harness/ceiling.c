@@ -29,16 +29,10 @@ size_t km_ceiling_bytes(size_t l2_bytes, size_t free_bytes) {
   return want & ~(size_t)0xFFFF; /* whole 64 KiB pieces */
 }
 
-int km_ceiling_measure(cudaStream_t stream, size_t l2_bytes, double *gbps, double *cv, char *err, size_t errlen) {
-  size_t free_b = 0, total_b = 0;
-  cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
-  if (e != cudaSuccess) {
-    snprintf(err, errlen, "ceiling: cudaMemGetInfo failed: %s", cudaGetErrorString(e));
-    return -1;
-  }
-  copy_args a = {NULL, NULL, km_ceiling_bytes(l2_bytes, free_b)};
+int km_ceiling_measure(cudaStream_t stream, size_t bytes, double *gbps, double *cv, char *err, size_t errlen) {
+  copy_args a = {NULL, NULL, bytes};
   void *src = NULL;
-  e = cudaMalloc(&src, a.bytes);
+  cudaError_t e = cudaMalloc(&src, a.bytes);
   if (e == cudaSuccess) e = cudaMalloc(&a.dst, a.bytes);
   if (e == cudaSuccess) e = cudaMemsetAsync(src, 0x5A, a.bytes, stream);
   a.src = src;

@@ -70,6 +70,9 @@ void km_options_usage(FILE *out) {
       "  --min-time S        time each case for at least S seconds instead of a fixed sample count\n"
       "  --device N          CUDA device ordinal (default 0)\n"
       "  --no-verify         skip the CPU reference checks (results are then marked unverified)\n"
+      "  --smoke             correctness pass for compute-sanitizer and new builds: each case verified,\n"
+      "                      then one warm-up and one timed launch, working sets cut to 16 MiB where a case\n"
+      "                      sizes them from L2; prints no figures or tables\n"
       "\n"
       "tables and outputs\n"
       "  --table bytes|latency|all  which tables to print (bytes runs no benchmark; default: latency after a run)\n"
@@ -142,6 +145,7 @@ static int parse_one(int argc, char **argv, int *i, km_options *o, char *err, si
   if (strcmp(a, "--list") == 0) return o->list = 1, 0;
   if (strcmp(a, "--quick") == 0) return o->quick = 1, 0;
   if (strcmp(a, "--no-verify") == 0) return o->verify = 0, 0;
+  if (strcmp(a, "--smoke") == 0) return o->smoke = 1, 0;
   if (flag_is(a, "--filter")) {
     v = value_of(argc, argv, i, "--filter", a);
     if (!v || !*v) return bad(err, errlen, "--filter", v, "expected a regular expression");
@@ -209,6 +213,21 @@ static int parse_one(int argc, char **argv, int *i, km_options *o, char *err, si
   return KM_EXIT_USAGE;
 }
 
+/* --smoke rows are not measurements (one launch, working sets inside L2), so nothing that would
+ * publish or time them goes with it; and it exists to run the checks, so not with --no-verify. */
+static int smoke_conflicts(const km_options *o, char *err, size_t errlen) {
+  const char *with = o->json_path          ? "--json"
+                     : o->params_path      ? "--params"
+                     : o->tables           ? "--table"
+                     : o->min_time > 0     ? "--min-time"
+                     : o->repetitions > 1  ? "--repetitions"
+                     : !o->verify          ? "--no-verify"
+                                           : NULL;
+  if (!with) return 0;
+  snprintf(err, errlen, "--smoke cannot go with %s: a smoke run verifies each case once and reports no figures", with);
+  return KM_EXIT_USAGE;
+}
+
 int km_options_parse(int argc, char **argv, km_options *o, char *err, size_t errlen) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) {
@@ -223,5 +242,5 @@ int km_options_parse(int argc, char **argv, km_options *o, char *err, size_t err
     int rc = parse_one(argc, argv, &i, o, err, errlen);
     if (rc) return rc;
   }
-  return 0;
+  return o->smoke && !o->help && !o->list ? smoke_conflicts(o, err, errlen) : 0;
 }

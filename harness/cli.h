@@ -20,6 +20,7 @@ typedef struct km_options {
   int list;                /* --list */
   int help;                /* --help */
   int quick;               /* --quick */
+  int smoke;               /* --smoke: one verified launch per case on small buffers, no figures */
   int repetitions;         /* --repetitions N (>= 1) */
   double min_time;         /* --min-time S (0: fixed sample count) */
   int device;              /* --device N */

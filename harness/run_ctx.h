@@ -19,6 +19,9 @@ struct km_topo;
 /* Samples per case: enough for a stable median and a meaningful CV at ~10 ms per case. */
 #define KM_SAMPLES_DEFAULT 20
 #define KM_SAMPLES_QUICK 7
+/* --smoke: working sets that scale with L2 are cut to this (inside L2, so nothing is a measurement),
+ * and each case takes one sample; compute-sanitizer's cost grows with the bytes each launch touches. */
+#define KM_SMOKE_BYTES ((size_t)16 << 20)
 
 typedef struct km_run_ctx {
   const km_options *opts;
@@ -28,6 +31,7 @@ typedef struct km_run_ctx {
   struct cudaDeviceProp prop;
   cudaStream_t stream;
   double ceiling_gbps;         /* d2d cudaMemcpyAsync measured at start-up */
+  size_t ceiling_bytes;        /* its buffer size: the SM copy rows use the same */
   double link_gbps;            /* PCIe link from hwloc, 0 unknown */
   int samples;                 /* timed samples per case */
   uint64_t seed_base;

@@ -54,17 +54,22 @@ int km_timer_init(km_timer *t, cudaStream_t stream, km_enqueue_fn fn, void *arg,
     km_timer_destroy(t);
     return -1;
   }
-  if (enqueue_batch(t, KM_WARMUP_LAUNCHES, err, errlen) != 0) return -1;
+  const int smoke = !(min_sample_s > 0);
+  if (enqueue_batch(t, smoke ? 1 : KM_WARMUP_LAUNCHES, err, errlen) != 0) goto fail;
   e = cudaStreamSynchronize(stream);
   if (e != cudaSuccess) {
     snprintf(err, errlen, "warm-up failed: %s", cudaGetErrorString(e));
-    return -1;
+    goto fail;
   }
+  if (smoke) return 0;
   /* calibrate on a batch of 4 so a sub-microsecond launch still gives a usable first estimate */
   double four = 0.0;
-  if (timed(t, 4, &four, err, errlen) != 0) return -1;
+  if (timed(t, 4, &four, err, errlen) != 0) goto fail;
   t->batch = km_timer_batch_for(four / 4.0, min_sample_s);
   return 0;
+fail: /* the caller only destroys a timer that started */
+  km_timer_destroy(t);
+  return -1;
 }
 
 int km_timer_sample(km_timer *t, double *seconds_per_launch, char *err, size_t errlen) {

@@ -25,7 +25,8 @@ typedef struct km_timer {
   cudaEvent_t start, stop;
 } km_timer;
 
-/* Warm up and calibrate. 0 ok; -1 with the message in err (launch or event failure). */
+/* Warm up and calibrate. min_sample_s <= 0 (smoke runs): one warm-up launch, no calibration, batch 1.
+ * 0 ok; -1 with the message in err (launch or event failure). */
 int km_timer_init(km_timer *t, cudaStream_t stream, km_enqueue_fn fn, void *arg, double min_sample_s, char *err,
                   size_t errlen);
 /* One sample: seconds per launch. 0 ok; -1 with the message in err. */

@@ -39,11 +39,8 @@ static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
   }
 }
 
-/* Size of the working set: as large as the start-up ceiling's buffers (>= 8x L2, >= 1 GiB). */
-static size_t roof_bytes(km_bench *b) {
-  size_t big = km_bench_big_bytes(b), gib = (size_t)1 << 30;
-  return (big > gib ? big : gib) & ~(size_t)0xFFFF;
-}
+/* Size of the working set: the start-up ceiling's buffers (>= 8x L2, >= 1 GiB), so the two compare. */
+static size_t roof_bytes(km_bench *b) { return km_bench_ceiling_bytes(b); }
 
 static unsigned long long cpu_xor(const void *p, size_t bytes) {
   const unsigned long long *w = p;

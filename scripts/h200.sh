@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: unpack cJSON (carried as .deb files in .deps/), build for sm_80 and
 # sm_90, run the tests (GPU ones included), the benchmarks and compute-sanitizer, and leave logs and
-# results under $OUT. Stages: build tests quick full sanitize (default: all). Prints a short table last.
+# results under $OUT. Stages: build tests quick full repeat sanitize (default: all). Prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -67,12 +67,9 @@ if has repeat; then
   note "micro (full, repeat): exit $rc in $(elapsed "$t0") s wall"
 fi
 if has sanitize; then
-  # memcheck and synccheck over every --quick case; racecheck and initcheck, 10-100x slower on the
-  # GiB-sized cases, over KM_SAN_NARROW when it is set (the kernels that use shared memory, a few others)
-  KM_SAN_TOOLS="memcheck synccheck" KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} bash ../scripts/sanitize-gpu.sh . |
-    tee -a "$summary"
-  KM_SAN_TOOLS="racecheck initcheck" KM_SAN_FILTER=${KM_SAN_NARROW:-} KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} \
-    bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
+  # every --quick case under each tool: memcheck and synccheck at full size, racecheck and initcheck
+  # (10-100x slower per byte) with --smoke; KM_SAN_FILTER narrows all four when set
+  KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
 fi
 # at most 8 files come back: the results stay whole, the logs travel in one archive
 (cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt quick.json 2>/dev/null | grep -v '^summary.txt$'))

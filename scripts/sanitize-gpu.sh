@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# compute-sanitizer memcheck, racecheck, synccheck and initcheck over `./micro --quick` (verification on),
-# from the build folder $1 (default build). Each tool's log goes to ${OUT:-.}/sanitize-<tool>.txt and its
+# compute-sanitizer memcheck, racecheck, synccheck and initcheck over every `./micro --quick` case
+# (verification on), from the build folder $1 (default build). racecheck and initcheck instrument every
+# access and cost 10-100x per launch on GiB-sized working sets, so by default they run `--quick --smoke`
+# (each case verified and launched once on 16 MiB working sets: the same kernels and code paths). Each tool's log goes to ${OUT:-.}/sanitize-<tool>.txt and its
 # summary line is printed; the exit status is non-zero when any tool reports an error, micro fails, or a tool
 # runs past its time limit. Environment:
 #   KM_SAN_FILTER   regex passed to micro as --filter (narrow the run when it is too slow)
 #   KM_SAN_TOOLS    tools to run (default "memcheck racecheck synccheck initcheck")
-#   KM_SAN_TIMEOUT  seconds per tool (default 85: four tools stay under 6 minutes)
+#   KM_SAN_SMOKE    tools that run with --smoke (default "racecheck initcheck"; "" for none)
+#   KM_SAN_TIMEOUT  seconds per tool (default 150)
 #   KM_SAN_ARGS     extra compute-sanitizer flags, e.g. "--print-limit 20"
 #   KM_SAN_LEAKS    0: memcheck without --leak-check full (default 1: unfreed device memory is an error)
 set -uo pipefail
 build=${1:-build}
 out=${OUT:-.}
 tools=${KM_SAN_TOOLS:-memcheck racecheck synccheck initcheck}
-limit=${KM_SAN_TIMEOUT:-85}
+limit=${KM_SAN_TIMEOUT:-150}
+smoke_tools=${KM_SAN_SMOKE-racecheck initcheck}
 micro="$build/micro"
 mkdir -p "$out"
 
@@ -37,10 +41,11 @@ tool_flags() {
 
 # Exit 99 is the sanitizer's own "errors found"; any other non-zero is micro's status or a timeout.
 run_tool() {
-  local tool=$1 log="$out/sanitize-$1.txt" rc t0=$SECONDS
+  local tool=$1 log="$out/sanitize-$1.txt" rc t0=$SECONDS smoke=""
+  [[ " $smoke_tools " == *" $tool "* ]] && smoke=--smoke
   # shellcheck disable=SC2046,SC2086
   timeout --kill-after=10 "$limit" "$san" --tool "$tool" --error-exitcode 99 $(tool_flags "$tool") ${KM_SAN_ARGS:-} \
-    "$micro" --quick ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} >"$log" 2>&1
+    "$micro" --quick $smoke ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} >"$log" 2>&1
   rc=$?
   local summary
   summary=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | sed 's/^=* *//' | paste -sd ';' - | sed 's/;/; /g')
@@ -52,8 +57,10 @@ run_tool() {
   esac
   # a tool that found nothing but printed a non-zero count still fails
   grep -qE 'ERROR SUMMARY: [1-9]' "$log" && [ $rc -eq 0 ] && rc=99
-  printf 'sanitize %-9s %s in %d s: %s\n' "$tool" "$([ $rc -eq 0 ] && echo ok || echo FAILED)" \
-    $((SECONDS - t0)) "$summary"
+  local ran
+  ran=$(grep -m1 '^smoke run:' "$log" | sed 's/^smoke run: //')
+  printf 'sanitize %-9s %s in %d s (micro --quick%s%s): %s\n' "$tool" "$([ $rc -eq 0 ] && echo ok || echo FAILED)" \
+    $((SECONDS - t0)) "${smoke:+ $smoke}" "${KM_SAN_FILTER:+ --filter $KM_SAN_FILTER}" "$summary${ran:+; $ran}"
   return $rc
 }
 

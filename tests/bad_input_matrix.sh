@@ -75,6 +75,7 @@ bad "json without a value" "--json" --json
 bad "table without a value" "--table" --table
 bad "value given to a switch" "--quick=1" --quick=1
 bad "single-dash flag" "-q" -q
+bad "smoke with outputs" "--smoke cannot go with --json" --smoke
 
 # ---- sizes and counts
 bad "hex kv budget" "--kv-budget" --kv-budget 0x40G

@@ -21,7 +21,7 @@ expect_usage_error() { # description, then the arguments
 }
 
 "$micro" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
-for flag in --filter --list --quick --repetitions --min-time --device --no-verify --table --format --json \
+for flag in --filter --list --quick --smoke --repetitions --min-time --device --no-verify --table --format --json \
             --params --model --kv-budget --max-model-len --block-size --host-budget --kv-dtype; do
   grep -q -- "$flag" "$tmp/help" || { echo "FAIL: --help does not document $flag"; fail=1; }
 done
@@ -53,6 +53,14 @@ expect_usage_error "missing model" --table bytes --model "$tmp/nope.json"
 expect_usage_error "no match" --filter 'no-such-case-xyz'
 expect_usage_error "newline in a value" --table bytes --kv-budget "$(printf '12\nX')"
 expect_usage_error "infinite size" --table bytes --host-budget "1$(printf '0%.0s' $(seq 1 320))TiB"
+# --smoke publishes and times nothing, and exists to verify: each conflict is one line naming the other flag
+for conflict in "--table latency" "--table bytes" "--min-time 1" "--repetitions 3" "--no-verify" \
+                "--params $tmp/result.params.json"; do
+  # shellcheck disable=SC2086
+  expect_usage_error "--smoke with $conflict" --smoke $conflict
+  grep -q -- "--smoke cannot go with ${conflict%% *}" "$tmp/err" || { echo "FAIL: --smoke $conflict: $(cat "$tmp/err")"; fail=1; }
+done
+"$micro" --smoke --quick --list >/dev/null 2>&1 || { echo "FAIL: --smoke --list exited non-zero"; fail=1; }
 
 # no GPU on this machine: benchmarks exit 3 with one line naming the problem
 if ! nvidia-smi -L >/dev/null 2>&1; then
