@@ -17,48 +17,21 @@
 // at 4 per clock: dequantize (~20 issues, ~4 MIO ops: 3 SHFL + 1 LDS) fits with margin, quantize (~34)
 // does not: its rotation + codebook ARITHMETIC (instruction issue), not memory, bounds it near 45-50%.
 #include "quant_3bit.h"
+#include "quant_rows.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-constexpr int kThreads = 256;
+using kmq::bf16x8_to_f32;
+using kmq::f32x8_to_bf16x8;
+using kmq::kFull;
+using kmq::kThreads;
+using kmq::RowWalk;
+
 constexpr int kUnrollU3 = 4;  // uniform: rows per lane per iteration (4 x 16 B loads in flight)
 constexpr int kUnrollTq = 2;  // TurboQuant: 2 rows x 2 x 16 B in flight; more costs registers, not needed
-
-int grid_for_rows(size_t rows, int rows_per_warp) {
-  int dev = 0, sms = 132;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    sms = 132;
-  const size_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
-  size_t blocks = (warps + kThreads / 32 - 1) / (kThreads / 32);
-  const size_t cap = (size_t)sms * (2048 / kThreads);  // one resident wave; the loop strides over the rest
-  if (blocks > cap) blocks = cap;
-  return blocks == 0 ? 1 : (int)blocks;
-}
-
-__device__ __forceinline__ void bf16x8_to_f32(const uint4 v, float *f) {
-  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    f[2 * i] = __uint_as_float(w[i] << 16);
-    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-  }
-}
-
-__device__ __forceinline__ uint32_t f32x2_to_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // lo -> low 16 bits
-  uint32_t r;
-  memcpy(&r, &h, sizeof r);
-  return r;
-}
-
-__device__ __forceinline__ uint4 f32x8_to_bf16x8(const float *f) {
-  return make_uint4(f32x2_to_bf16x2(f[0], f[1]), f32x2_to_bf16x2(f[2], f[3]), f32x2_to_bf16x2(f[4], f[5]),
-                    f32x2_to_bf16x2(f[6], f[7]));
-}
 
 // ---------------------------------------------------------------- uniform 3-bit, group 32
 
@@ -67,24 +40,18 @@ __device__ __forceinline__ uint4 f32x8_to_bf16x8(const float *f) {
 template <int TPR>
 __global__ void __launch_bounds__(kThreads) u3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ dst,
                                                                size_t rows) {
-  constexpr int RPW = 32 / TPR;
-  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR, k = part & 3;
+  const RowWalk<TPR, kUnrollU3> w;
+  const int part = w.part, k = part & 3;
   // word k of a record: k < 3 are codes, bits [32k, 32k + 32) of the group's 4 x 24-bit stream
   const int src0 = (4 * k) / 3, shift = 8 * (4 * k - 3 * src0);
-  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
-  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
-  for (size_t base = warp * (RPW * kUnrollU3); base < rows; base += nwarps * (RPW * kUnrollU3)) {
-    uint4 in[kUnrollU3];
+  for (size_t base = w.first; base < rows; base += w.step) {
+    uint4 in[kUnrollU3][1];
+    kmq::load_rows(src, w, base, rows, in);
 #pragma unroll
     for (int u = 0; u < kUnrollU3; ++u) {
-      const size_t row = base + u * RPW + sub;
-      in[u] = row < rows ? __ldcs(src + row * TPR + part) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnrollU3; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       float f[8];
-      bf16x8_to_f32(in[u], f);
+      bf16x8_to_f32(in[u][0], f);
       float mn = f[0], mx = f[0];
 #pragma unroll
       for (int j = 1; j < 8; ++j) {
@@ -118,21 +85,19 @@ __global__ void __launch_bounds__(kThreads) u3_quantize_kernel(const uint4 *__re
 template <int TPR>
 __global__ void __launch_bounds__(kThreads) u3_dequantize_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
                                                                  size_t rows) {
-  constexpr int RPW = 32 / TPR;
-  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR, k = part & 3;
+  const RowWalk<TPR, kUnrollU3> w;
+  const int part = w.part, k = part & 3;
   const int bit_shift = (24 * k) & 31;  // 0, 24, 16, 8
-  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
-  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
-  for (size_t base = warp * (RPW * kUnrollU3); base < rows; base += nwarps * (RPW * kUnrollU3)) {
+  for (size_t base = w.first; base < rows; base += w.step) {
     uint4 in[kUnrollU3];
 #pragma unroll
-    for (int u = 0; u < kUnrollU3; ++u) {
-      const size_t row = base + u * RPW + sub;
+    for (int u = 0; u < kUnrollU3; ++u) {  // the lane's group record: 4 lanes, one address
+      const size_t row = w.row(base, u);
       in[u] = row < rows ? __ldcs(src + row * (TPR / 4) + (part >> 2)) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < kUnrollU3; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       const uint4 r = in[u];
       const uint32_t lo = k < 2 ? r.x : k == 2 ? r.y : r.z;
       const uint32_t hi = k < 2 ? r.y : r.z;
@@ -296,26 +261,19 @@ __device__ __forceinline__ void tq_store_codes(uint32_t *__restrict__ row_words,
 template <int TPR, bool V>
 __global__ void __launch_bounds__(kThreads) tq3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ codes,
                                                                 uint16_t *__restrict__ side, size_t rows) {
-  constexpr int RPW = 32 / TPR, D = 16 * TPR;
-  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
+  constexpr int D = 16 * TPR;
+  const RowWalk<TPR, kUnrollTq> w;
+  const int part = w.part;
   __shared__ TqTables tab;
   tq_fill_tables(tab);
   uint32_t sw[2][4];
   tq_sign_words<TPR>(tab, part, sw);
-  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
-  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
-  for (size_t base = warp * (RPW * kUnrollTq); base < rows; base += nwarps * (RPW * kUnrollTq)) {
+  for (size_t base = w.first; base < rows; base += w.step) {
     uint4 in[kUnrollTq][2];
+    kmq::load_rows(src, w, base, rows, in);
 #pragma unroll
     for (int u = 0; u < kUnrollTq; ++u) {
-      const size_t row = base + u * RPW + sub;
-#pragma unroll
-      for (int k = 0; k < 2; ++k)
-        in[u][k] = row < rows ? __ldcs(src + row * (2 * TPR) + part + TPR * k) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnrollTq; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       float f[2][8], p[2];
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
@@ -365,33 +323,32 @@ template <int TPR, bool V>
 __global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t *__restrict__ codes,
                                                                   const uint16_t *__restrict__ side,
                                                                   uint4 *__restrict__ dst, size_t rows) {
-  constexpr int RPW = 32 / TPR, D = 16 * TPR;
-  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
+  constexpr int D = 16 * TPR;
+  const RowWalk<TPR, kUnrollTq> w;
+  const int part = w.part;
   const int w0 = (3 * part) / 4, bit_shift = (24 * part) & 31;  // this lane's 24 bits inside a chunk
   __shared__ TqTables tab;
   tq_fill_tables(tab);
   uint32_t sw[2][4];
   tq_sign_words<TPR>(tab, part, sw);
-  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
-  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
-  for (size_t base = warp * (RPW * kUnrollTq); base < rows; base += nwarps * (RPW * kUnrollTq)) {
+  for (size_t base = w.first; base < rows; base += w.step) {
     uint32_t lo[kUnrollTq][2], hi[kUnrollTq][2];
     unsigned short nh[kUnrollTq];
 #pragma unroll
     for (int u = 0; u < kUnrollTq; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       const bool valid = row < rows;
       nh[u] = valid ? __ldcs(reinterpret_cast<const unsigned short *>(side) + (V ? 2 * row : row)) : 0;
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
-        const uint32_t *w = codes + row * (3 * TPR / 2) + k * (3 * TPR / 4) + w0;
-        lo[u][k] = valid ? __ldcs(w) : 0u;
-        hi[u][k] = valid && bit_shift > 8 ? __ldcs(w + 1) : 0u;  // only when the 24 bits cross a word
+        const uint32_t *word = codes + row * (3 * TPR / 2) + k * (3 * TPR / 4) + w0;
+        lo[u][k] = valid ? __ldcs(word) : 0u;
+        hi[u][k] = valid && bit_shift > 8 ? __ldcs(word + 1) : 0u;  // only when the 24 bits cross a word
       }
     }
 #pragma unroll
     for (int u = 0; u < kUnrollTq; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       float f[2][8];
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
@@ -411,25 +368,21 @@ __global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t
   }
 }
 
-bool shape_ok(size_t rows, int head_dim) {
-  return head_dim == 64 || head_dim == 128 || head_dim == 256;
-}
-
 template <int TPR>
 void launch_u3(const uint16_t *src, uint8_t *dst, size_t rows, cudaStream_t stream) {
-  u3_quantize_kernel<TPR><<<grid_for_rows(rows, (32 / TPR) * kUnrollU3), kThreads, 0, stream>>>(
+  u3_quantize_kernel<TPR><<<RowWalk<TPR, kUnrollU3>::grid(rows), kThreads, 0, stream>>>(
       reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint32_t *>(dst), rows);
 }
 
 template <int TPR>
 void launch_u3_dq(const uint8_t *src, uint16_t *dst, size_t rows, cudaStream_t stream) {
-  u3_dequantize_kernel<TPR><<<grid_for_rows(rows, (32 / TPR) * kUnrollU3), kThreads, 0, stream>>>(
+  u3_dequantize_kernel<TPR><<<RowWalk<TPR, kUnrollU3>::grid(rows), kThreads, 0, stream>>>(
       reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint4 *>(dst), rows);
 }
 
 template <int TPR>
 void launch_tq(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, int is_v, cudaStream_t stream) {
-  const int grid = grid_for_rows(rows, (32 / TPR) * kUnrollTq);
+  const int grid = RowWalk<TPR, kUnrollTq>::grid(rows);
   const uint4 *s = reinterpret_cast<const uint4 *>(src);
   uint32_t *c = reinterpret_cast<uint32_t *>(codes);
   if (is_v) tq3_quantize_kernel<TPR, true><<<grid, kThreads, 0, stream>>>(s, c, side, rows);
@@ -438,7 +391,7 @@ void launch_tq(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows,
 
 template <int TPR>
 void launch_tq_dq(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t rows, int is_v, cudaStream_t stream) {
-  const int grid = grid_for_rows(rows, (32 / TPR) * kUnrollTq);
+  const int grid = RowWalk<TPR, kUnrollTq>::grid(rows);
   const uint32_t *c = reinterpret_cast<const uint32_t *>(codes);
   uint4 *d = reinterpret_cast<uint4 *>(dst);
   if (is_v) tq3_dequantize_kernel<TPR, true><<<grid, kThreads, 0, stream>>>(c, side, d, rows);
@@ -449,44 +402,32 @@ void launch_tq_dq(const uint8_t *codes, const uint16_t *side, uint16_t *dst, siz
 
 extern "C" cudaError_t km_quant_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,
                                             cudaStream_t stream) {
-  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
-  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
-  if (rows == 0) return cudaSuccess;
-  if (head_dim == 64) launch_u3<8>(src, dst, rows, stream);
-  else if (head_dim == 128) launch_u3<16>(src, dst, rows, stream);
-  else launch_u3<32>(src, dst, rows, stream);
-  return cudaGetLastError();
+  size_t rows = 0;
+  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
+  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) { launch_u3<decltype(tpr)::value>(src, dst, rows, stream); });
 }
 
 extern "C" cudaError_t km_quant_u3_dequantize(const uint8_t *src, uint16_t *dst, size_t tokens, int heads, int head_dim,
                                               cudaStream_t stream) {
-  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
-  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
-  if (rows == 0) return cudaSuccess;
-  if (head_dim == 64) launch_u3_dq<8>(src, dst, rows, stream);
-  else if (head_dim == 128) launch_u3_dq<16>(src, dst, rows, stream);
-  else launch_u3_dq<32>(src, dst, rows, stream);
-  return cudaGetLastError();
+  size_t rows = 0;
+  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
+  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) { launch_u3_dq<decltype(tpr)::value>(src, dst, rows, stream); });
 }
 
 extern "C" cudaError_t km_quant_tq3_quantize(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t tokens, int heads,
                                              int head_dim, int is_v, cudaStream_t stream) {
-  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
-  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
-  if (rows == 0) return cudaSuccess;
-  if (head_dim == 64) launch_tq<4>(src, codes, side, rows, is_v, stream);
-  else if (head_dim == 128) launch_tq<8>(src, codes, side, rows, is_v, stream);
-  else launch_tq<16>(src, codes, side, rows, is_v, stream);
-  return cudaGetLastError();
+  size_t rows = 0;
+  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
+  return kmq::for_head_dim<4>(head_dim, [&](auto tpr) { launch_tq<decltype(tpr)::value>(src, codes, side, rows, is_v, stream); });
 }
 
 extern "C" cudaError_t km_quant_tq3_dequantize(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t tokens,
                                                int heads, int head_dim, int is_v, cudaStream_t stream) {
-  const size_t rows = tokens * (size_t)(heads > 0 ? heads : 0);
-  if (heads <= 0 || !shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
-  if (rows == 0) return cudaSuccess;
-  if (head_dim == 64) launch_tq_dq<4>(codes, side, dst, rows, is_v, stream);
-  else if (head_dim == 128) launch_tq_dq<8>(codes, side, dst, rows, is_v, stream);
-  else launch_tq_dq<16>(codes, side, dst, rows, is_v, stream);
-  return cudaGetLastError();
+  size_t rows = 0;
+  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
+  return kmq::for_head_dim<4>(head_dim, [&](auto tpr) { launch_tq_dq<decltype(tpr)::value>(codes, side, dst, rows, is_v, stream); });
 }

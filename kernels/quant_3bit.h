@@ -57,7 +57,8 @@ extern "C" {
  *   Dequantize: y = H level(code); x_i = sign_i * y_i * (fp16 norm * (1/d)).
  *   V residual = norm * sqrt(pairwise sum of (u_i - level_i)^2 * (1/d)). */
 
-/* rows = tokens * heads of bf16 [rows, head_dim]; head_dim 64, 128 or 256; pointers 16-byte aligned. */
+/* rows = tokens * heads (< 2^32) of bf16 [rows, head_dim]; head_dim 64, 128 or 256; pointers 16-byte aligned;
+ * anything else is cudaErrorInvalidValue. */
 cudaError_t km_quant_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,
                                  cudaStream_t stream);
 cudaError_t km_quant_u3_dequantize(const uint8_t *src, uint16_t *dst, size_t tokens, int heads, int head_dim,

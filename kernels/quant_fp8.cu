@@ -2,6 +2,7 @@
 // one 16-byte load (8 bf16) and one 8-byte fp8 store, so a warp moves 32/(d/8) consecutive rows per
 // instruction, fully coalesced; U rows per lane are loaded before any is used to keep bytes in flight.
 #include "quant_fp8.h"
+#include "quant_rows.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -9,38 +10,13 @@
 
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-constexpr int kThreads = 256;
+using kmq::bf16x8_to_f32;
+using kmq::f32x2_to_bf16x2;
+using kmq::kFull;
+using kmq::kThreads;
+using kmq::RowWalk;
+
 constexpr int kUnroll = 4;  // rows per lane per iteration: 4 x 16 B loads in flight before the first use
-
-// Blocks for a grid-stride loop where each warp takes `rows_per_warp` rows per iteration: no more than
-// the SMs can hold at once (2048 threads each), so the loop, not the block scheduler, spreads the work.
-int grid_for_rows(size_t rows, int rows_per_warp) {
-  int dev = 0, sms = 132;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    sms = 132;
-  const size_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
-  size_t blocks = (warps + kThreads / 32 - 1) / (kThreads / 32);
-  const size_t cap = (size_t)sms * (2048 / kThreads);
-  if (blocks > cap) blocks = cap;
-  return blocks == 0 ? 1 : (int)blocks;
-}
-
-__device__ __forceinline__ void bf16x8_to_f32(const uint4 v, float (&f)[8]) {
-  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    f[2 * i] = __uint_as_float(w[i] << 16);
-    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-  }
-}
-
-__device__ __forceinline__ uint32_t f32x2_to_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x (lo) lands in the low 16 bits
-  uint32_t r;
-  memcpy(&r, &h, sizeof r);
-  return r;
-}
 
 // 8 floats times inv, each product rounded to fp32 first (as the CPU reference does), then to fp8 with
 // cvt.rn.satfinite (hardware on sm_89+, cuda_fp8.h's software path on sm_80; both RNE, NaN -> 0x7F).
@@ -77,27 +53,21 @@ __device__ __forceinline__ float fp8_max(__nv_fp8_interpretation_t f) {
   return f == __NV_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
 }
 
-// TPR = head_dim / 8 lanes per row, RPW = 32 / TPR rows per warp; a warp takes RPW * kUnroll consecutive
+// TPR = head_dim / 8 lanes per row, 32 / TPR rows per warp instruction; a warp takes kUnroll of those consecutive
 // rows per iteration and the loop bound is warp-uniform, so the amax shuffles always see a full warp.
 template <int TPR, __nv_fp8_interpretation_t F, int G>
 __global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const uint4 *__restrict__ src, uint2 *__restrict__ dst,
                                                                 float *__restrict__ scales, size_t rows, int heads) {
-  constexpr int RPW = 32 / TPR;
-  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
-  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
-  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
-  for (size_t base = warp * (RPW * kUnroll); base < rows; base += nwarps * (RPW * kUnroll)) {
-    uint4 in[kUnroll];
+  const RowWalk<TPR, kUnroll> w;
+  const int part = w.part;
+  for (size_t base = w.first; base < rows; base += w.step) {
+    uint4 in[kUnroll][1];
+    kmq::load_rows(src, w, base, rows, in);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const size_t row = base + u * RPW + sub;
-      in[u] = row < rows ? __ldcs(src + row * TPR + part) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       float f[8];
-      bf16x8_to_f32(in[u], f);
+      bf16x8_to_f32(in[u][0], f);
       float scale;
       if (G == KM_QUANT_PER_TOKEN_HEAD) {
         float a = 0.0f;
@@ -121,16 +91,14 @@ __global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const uint4 *__r
 template <int TPR, __nv_fp8_interpretation_t F, int G>
 __global__ void __launch_bounds__(kThreads) fp8_dequantize_kernel(const uint2 *__restrict__ src, const float *__restrict__ scales,
                                                                   uint4 *__restrict__ dst, size_t rows, int heads) {
-  constexpr int RPW = 32 / TPR;
-  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
-  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
-  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
-  for (size_t base = warp * (RPW * kUnroll); base < rows; base += nwarps * (RPW * kUnroll)) {
+  const RowWalk<TPR, kUnroll> w;
+  const int part = w.part;
+  for (size_t base = w.first; base < rows; base += w.step) {
     uint2 in[kUnroll];
     float sc[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       in[u] = make_uint2(0, 0);
       sc[u] = 0.0f;
       if (row < rows) {
@@ -141,7 +109,7 @@ __global__ void __launch_bounds__(kThreads) fp8_dequantize_kernel(const uint2 *_
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       if (row < rows) __stcs(dst + row * TPR + part, decode8<F>(in[u], sc[u]));
     }
   }
@@ -166,93 +134,41 @@ template <int TPR, __nv_fp8_interpretation_t F>
 __global__ void __launch_bounds__(kThreads) fp8_dequant_gather_kernel(const uint2 *__restrict__ pool, const float *__restrict__ pool_scales,
                                                                       const int32_t *__restrict__ table, uint4 *__restrict__ dst,
                                                                       size_t rows, gather_shape g) {
-  constexpr int RPW = 32 / TPR;
-  const int lane = threadIdx.x & 31, sub = lane / TPR, part = lane % TPR;
-  const size_t warp = ((size_t)blockIdx.x * kThreads + threadIdx.x) >> 5;
-  const size_t nwarps = ((size_t)gridDim.x * kThreads) >> 5;
-  for (size_t base = warp * (RPW * kUnroll); base < rows; base += nwarps * (RPW * kUnroll)) {
+  const RowWalk<TPR, kUnroll> w;
+  const int part = w.part;
+  for (size_t base = w.first; base < rows; base += w.step) {
     size_t prow[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {  // all table reads first, then all pool reads: two round trips, not 2U
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       prow[u] = row < rows ? pool_row_of((uint32_t)row, g, table) : 0;
     }
     uint2 in[kUnroll];
     float sc[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       in[u] = row < rows ? __ldcs(pool + prow[u] * TPR + part) : make_uint2(0, 0);
       sc[u] = row < rows ? __ldg(pool_scales + prow[u]) : 0.0f;
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const size_t row = base + u * RPW + sub;
+      const size_t row = w.row(base, u);
       if (row < rows) __stcs(dst + row * TPR + part, decode8<F>(in[u], sc[u]));
     }
   }
 }
 
-bool shape_ok(size_t rows, int head_dim) {
-  return (head_dim == 64 || head_dim == 128 || head_dim == 256) && rows < (1ull << 32);
-}
-
-template <int TPR, __nv_fp8_interpretation_t F>
-void launch_quantize(const uint16_t *src, uint8_t *dst, float *scales, size_t rows, int heads, km_quant_granularity gran,
-                     cudaStream_t stream) {
-  const int grid = grid_for_rows(rows, (32 / TPR) * kUnroll);
-  const uint4 *s = reinterpret_cast<const uint4 *>(src);
-  uint2 *d = reinterpret_cast<uint2 *>(dst);
-  if (gran == KM_QUANT_PER_TENSOR)
-    fp8_quantize_kernel<TPR, F, KM_QUANT_PER_TENSOR><<<grid, kThreads, 0, stream>>>(s, d, scales, rows, heads);
-  else if (gran == KM_QUANT_PER_HEAD)
-    fp8_quantize_kernel<TPR, F, KM_QUANT_PER_HEAD><<<grid, kThreads, 0, stream>>>(s, d, scales, rows, heads);
-  else
-    fp8_quantize_kernel<TPR, F, KM_QUANT_PER_TOKEN_HEAD><<<grid, kThreads, 0, stream>>>(s, d, scales, rows, heads);
-}
-
-template <int TPR, __nv_fp8_interpretation_t F>
-void launch_dequantize(const uint8_t *src, const float *scales, uint16_t *dst, size_t rows, int heads,
-                       km_quant_granularity gran, cudaStream_t stream) {
-  const int grid = grid_for_rows(rows, (32 / TPR) * kUnroll);
-  const uint2 *s = reinterpret_cast<const uint2 *>(src);
-  uint4 *d = reinterpret_cast<uint4 *>(dst);
-  if (gran == KM_QUANT_PER_TENSOR)
-    fp8_dequantize_kernel<TPR, F, KM_QUANT_PER_TENSOR><<<grid, kThreads, 0, stream>>>(s, scales, d, rows, heads);
-  else if (gran == KM_QUANT_PER_HEAD)
-    fp8_dequantize_kernel<TPR, F, KM_QUANT_PER_HEAD><<<grid, kThreads, 0, stream>>>(s, scales, d, rows, heads);
-  else
-    fp8_dequantize_kernel<TPR, F, KM_QUANT_PER_TOKEN_HEAD><<<grid, kThreads, 0, stream>>>(s, scales, d, rows, heads);
-}
-
-template <int TPR>
-void launch_quantize_fmt(const uint16_t *src, uint8_t *dst, float *scales, size_t rows, int heads, km_fp8_format fmt,
-                         km_quant_granularity gran, cudaStream_t stream) {
-  if (fmt == KM_FP8_E4M3)
-    launch_quantize<TPR, __NV_E4M3>(src, dst, scales, rows, heads, gran, stream);
-  else
-    launch_quantize<TPR, __NV_E5M2>(src, dst, scales, rows, heads, gran, stream);
-}
-
-template <int TPR>
-void launch_dequantize_fmt(const uint8_t *src, const float *scales, uint16_t *dst, size_t rows, int heads,
-                           km_fp8_format fmt, km_quant_granularity gran, cudaStream_t stream) {
-  if (fmt == KM_FP8_E4M3)
-    launch_dequantize<TPR, __NV_E4M3>(src, scales, dst, rows, heads, gran, stream);
-  else
-    launch_dequantize<TPR, __NV_E5M2>(src, scales, dst, rows, heads, gran, stream);
-}
-
-template <int TPR>
-void launch_gather(const uint8_t *pool, const float *scales, const int32_t *table, uint16_t *dst, size_t rows,
-                   const gather_shape &g, km_fp8_format fmt, cudaStream_t stream) {
-  const int grid = grid_for_rows(rows, (32 / TPR) * kUnroll);
-  const uint2 *p = reinterpret_cast<const uint2 *>(pool);
-  uint4 *d = reinterpret_cast<uint4 *>(dst);
-  if (fmt == KM_FP8_E4M3)
-    fp8_dequant_gather_kernel<TPR, __NV_E4M3><<<grid, kThreads, 0, stream>>>(p, scales, table, d, rows, g);
-  else
-    fp8_dequant_gather_kernel<TPR, __NV_E5M2><<<grid, kThreads, 0, stream>>>(p, scales, table, d, rows, g);
+// Calls launch(F, G) with F and G as std::integral_constant for the format and the granularity.
+template <typename Launch>
+void for_fp8_kind(km_fp8_format fmt, km_quant_granularity gran, Launch &&launch) {
+  auto by_granularity = [&](auto f) {
+    if (gran == KM_QUANT_PER_TENSOR) launch(f, std::integral_constant<int, KM_QUANT_PER_TENSOR>{});
+    else if (gran == KM_QUANT_PER_HEAD) launch(f, std::integral_constant<int, KM_QUANT_PER_HEAD>{});
+    else launch(f, std::integral_constant<int, KM_QUANT_PER_TOKEN_HEAD>{});
+  };
+  if (fmt == KM_FP8_E4M3) by_granularity(std::integral_constant<__nv_fp8_interpretation_t, __NV_E4M3>{});
+  else by_granularity(std::integral_constant<__nv_fp8_interpretation_t, __NV_E5M2>{});
 }
 
 }  // namespace
@@ -260,27 +176,33 @@ void launch_gather(const uint8_t *pool, const float *scales, const int32_t *tabl
 extern "C" cudaError_t km_quant_fp8_quantize(const uint16_t *src, uint8_t *dst, float *scales, size_t tokens, int heads,
                                              int head_dim, km_fp8_format fmt, km_quant_granularity gran,
                                              cudaStream_t stream) {
-  const size_t rows = tokens * (size_t)heads;
-  if (heads <= 0 || !shape_ok(rows, head_dim) || fmt >= KM_FP8_FORMAT_COUNT || gran >= KM_QUANT_GRANULARITY_COUNT)
-    return cudaErrorInvalidValue;
-  if (rows == 0) return cudaSuccess;
-  if (head_dim == 64) launch_quantize_fmt<8>(src, dst, scales, rows, heads, fmt, gran, stream);
-  else if (head_dim == 128) launch_quantize_fmt<16>(src, dst, scales, rows, heads, fmt, gran, stream);
-  else launch_quantize_fmt<32>(src, dst, scales, rows, heads, fmt, gran, stream);
-  return cudaGetLastError();
+  size_t rows = 0;
+  if (fmt >= KM_FP8_FORMAT_COUNT || gran >= KM_QUANT_GRANULARITY_COUNT) return cudaErrorInvalidValue;
+  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
+  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    for_fp8_kind(fmt, gran, [&](auto f, auto g) {
+      fp8_quantize_kernel<TPR, decltype(f)::value, decltype(g)::value><<<RowWalk<TPR, kUnroll>::grid(rows), kThreads, 0, stream>>>(
+          reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint2 *>(dst), scales, rows, heads);
+    });
+  });
 }
 
 extern "C" cudaError_t km_quant_fp8_dequantize(const uint8_t *src, const float *scales, uint16_t *dst, size_t tokens,
                                                int heads, int head_dim, km_fp8_format fmt, km_quant_granularity gran,
                                                cudaStream_t stream) {
-  const size_t rows = tokens * (size_t)heads;
-  if (heads <= 0 || !shape_ok(rows, head_dim) || fmt >= KM_FP8_FORMAT_COUNT || gran >= KM_QUANT_GRANULARITY_COUNT)
-    return cudaErrorInvalidValue;
-  if (rows == 0) return cudaSuccess;
-  if (head_dim == 64) launch_dequantize_fmt<8>(src, scales, dst, rows, heads, fmt, gran, stream);
-  else if (head_dim == 128) launch_dequantize_fmt<16>(src, scales, dst, rows, heads, fmt, gran, stream);
-  else launch_dequantize_fmt<32>(src, scales, dst, rows, heads, fmt, gran, stream);
-  return cudaGetLastError();
+  size_t rows = 0;
+  if (fmt >= KM_FP8_FORMAT_COUNT || gran >= KM_QUANT_GRANULARITY_COUNT) return cudaErrorInvalidValue;
+  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
+  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    for_fp8_kind(fmt, gran, [&](auto f, auto g) {
+      fp8_dequantize_kernel<TPR, decltype(f)::value, decltype(g)::value><<<RowWalk<TPR, kUnroll>::grid(rows), kThreads, 0, stream>>>(
+          reinterpret_cast<const uint2 *>(src), scales, reinterpret_cast<uint4 *>(dst), rows, heads);
+    });
+  });
 }
 
 extern "C" cudaError_t km_quant_fp8_dequant_gather(const uint8_t *pool, const float *pool_scales, const int32_t *block_table,
@@ -288,13 +210,16 @@ extern "C" cudaError_t km_quant_fp8_dequant_gather(const uint8_t *pool, const fl
                                                    int heads, int head_dim, km_fp8_format fmt, cudaStream_t stream) {
   if (num_seqs < 0 || tokens_per_seq < 0 || block_size <= 0 || heads <= 0 || fmt >= KM_FP8_FORMAT_COUNT)
     return cudaErrorInvalidValue;
-  const size_t rows = (size_t)num_seqs * (size_t)tokens_per_seq * (size_t)heads;
-  if (!shape_ok(rows, head_dim)) return cudaErrorInvalidValue;
-  if (rows == 0) return cudaSuccess;
+  size_t rows = 0;
+  const cudaError_t e = kmq::rows_of((size_t)num_seqs * (size_t)tokens_per_seq, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
   const gather_shape g = {(uint32_t)tokens_per_seq, (uint32_t)block_size, (uint32_t)heads,
                           (uint32_t)((tokens_per_seq + block_size - 1) / block_size)};
-  if (head_dim == 64) launch_gather<8>(pool, pool_scales, block_table, dst, rows, g, fmt, stream);
-  else if (head_dim == 128) launch_gather<16>(pool, pool_scales, block_table, dst, rows, g, fmt, stream);
-  else launch_gather<32>(pool, pool_scales, block_table, dst, rows, g, fmt, stream);
-  return cudaGetLastError();
+  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    for_fp8_kind(fmt, KM_QUANT_PER_TOKEN_HEAD, [&](auto f, auto) {  // the pool's scales are per token-head
+      fp8_dequant_gather_kernel<TPR, decltype(f)::value><<<RowWalk<TPR, kUnroll>::grid(rows), kThreads, 0, stream>>>(
+          reinterpret_cast<const uint2 *>(pool), pool_scales, block_table, reinterpret_cast<uint4 *>(dst), rows, g);
+    });
+  });
 }
