@@ -32,7 +32,7 @@ md="$runs/$name.md.tmp"
   echo
   echo "| | |"
   echo "|---|---|"
-  echo "| command | \`bash scripts/h200.sh\` (build, ctest, \`./micro --quick\`, \`./micro --table all --json $name.json --params $name-params.json\`, a repeat full run, compute-sanitizer) |"
+  echo "| command | \`bash scripts/h200.sh\` (build, ctest, \`./micro --quick\`, \`./micro --table all --json $name.json --params $name-params.json\`, a repeat full run, compute-sanitizer over every \`--quick\` case: memcheck and synccheck at full size, racecheck and initcheck with \`--smoke\`) |"
   echo "| date | $(json "d['context']['date']") |"
   echo "| git revision | $(json "d['context']['build']['git_revision']") |"
   echo "| GPU | $(json "'%s, cc %s, %d SMs, %d MHz SM / %d MHz memory, %.0f GB/s theoretical, L2 %.0f MiB, ECC %s' % (d['context']['gpu']['name'], d['context']['gpu']['compute_capability'], d['context']['gpu']['sms'], d['context']['gpu']['sm_clock_mhz'], d['context']['gpu']['memory_clock_mhz'], d['context']['gpu']['theoretical_gbps'], d['context']['gpu']['l2_bytes']/2**20, 'on' if d['context']['gpu']['ecc'] else 'off')") |"
@@ -52,6 +52,19 @@ md="$runs/$name.md.tmp"
   grep -E "Test +#|tests passed|tests failed" "$logs/ctest.log" || true
   echo '```'
   echo
+  echo "## compute-sanitizer"
+  echo
+  echo "Each tool's own summary lines, from its log (\`scripts/sanitize-gpu.sh\`):"
+  echo
+  echo '```'
+  for f in "$logs"/sanitize-*.txt; do
+    [ -f "$f" ] || continue
+    t=$(basename "$f" .txt)
+    lines=$(grep -E '(ERROR|RACECHECK|LEAK) SUMMARY|^smoke run:' "$f" || true)
+    echo "${lines:-no summary line: the tool did not finish (see summary above)}" | sed "s/^=* */${t#sanitize-}: /"
+  done
+  echo '```'
+  echo
   echo "## Latency table (representative rows)"
   echo
   "$report" tables "$runs/$name.json" --format markdown
@@ -64,10 +77,32 @@ a = {b["kvmicro_name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"] if
 b = {x["kvmicro_name"]: x for x in json.load(open(sys.argv[2]))["benchmarks"] if "GB/s" in x}
 both = [k for k in a if k in b]
 off = [(k, b[k]["median_us"] / a[k]["median_us"]) for k in both if abs(b[k]["median_us"] / a[k]["median_us"] - 1) > 0.03]
+
+
+def reason(k, row):
+    """Why a row can move between runs, read from what the case is (its name and its time)."""
+    if "pageable" in k:
+        return "pageable host memory: the driver stages each copy through its own pinned buffer on the CPU"
+    if "memcpy_per_block" in k or "batch_async" in k:
+        return "host-issued: one API call per block (or the driver's batch), so the CPU's pace sets the time"
+    if "bidir" in k:
+        return "both directions at once: the two DMA streams share the link and host memory, arbitration varies"
+    if "/fit/" in k:
+        return "latency-bandwidth fit over single copies from 4 KiB: its small points are host latency"
+    if k.startswith("offload/") and row["median_us"] < 100:
+        return f"{row['median_us']:.1f} us host copy: DMA setup latency, not the link, sets the time"
+    if row["median_us"] < 20:
+        return f"{row['median_us']:.1f} us per launch: launch spacing and clock ramp are a visible share"
+    if "random" in k:
+        return "device-bound; each run draws its own random block table, so the DRAM access order differs"
+    return "device-bound, no host part: not explained by the case itself (CV in brackets)"
+
+
 print(f"{len(both)} bandwidth rows in both runs; {len(both) - len(off)} have medians within 3% of each other; {len(off)} do not:")
 print()
 for k, r in off:
-    print(f"- `{k}`: B/A {r:.3f} (CV {100 * a[k].get('cv', 0):.1f}% / {100 * b[k].get('cv', 0):.1f}%)")
+    print(f"- `{k}`: B/A {r:.3f} (CV {100 * a[k].get('cv', 0):.1f}% / {100 * b[k].get('cv', 0):.1f}%): {reason(k, a[k])}")
+print()
 PY
   "$report" compare "$runs/$name.json" "$runs/$name-repeat.json" --format markdown
   echo
