@@ -144,17 +144,10 @@ uint64_t km_paged_tokens(const km_paged_geom *g);
  * multiple of 4 bytes, over KM_PAGED_MAX_VECTORS, a block of 4 GiB or more, non-positive sizes). */
 cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t align, uint32_t max_ctas, km_paged_plan *plan);
 
-/* Gather: out gets km_paged_output_bytes(g) bytes. Pieces of at least KM_PAGED_BULK_MIN_PIECE bytes
- * with 16-byte aligned pool and output go by bulk copies where the device has them
- * (km_paged_gather_bulk), the rest by vector loads
- * and stores (km_paged_gather_lsu): on the H200 bulk copies gained 2-3% from 4 KiB pieces up and lost
- * 10% at 256-byte pieces. */
-#define KM_PAGED_BULK_MIN_PIECE 4096u
+/* Gather: out gets km_paged_output_bytes(g) bytes, moved by vector loads and stores (16, 8 or 4 bytes, the
+ * widest that the piece size and the pointers allow), one tile of KM_PAGED_TILE vectors per CTA. */
 cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
                             cudaStream_t stream);
-/* The gather by 16-byte vector loads and stores, whatever the piece size. */
-cudaError_t km_paged_gather_lsu(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
-                                cudaStream_t stream);
 
 /* The same gather moved by sm_90 bulk copies (cp.async.bulk) through shared memory: one warp per CTA
  * issues whole pieces (or 16 KiB parts of larger ones) as bulk loads and drains each 16 KiB stage of

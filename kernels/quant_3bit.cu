@@ -32,13 +32,15 @@ using kmq::RowWalk;
 
 constexpr int kUnrollU3 = 4;  // uniform: rows per lane per iteration (4 x 16 B loads in flight)
 constexpr int kUnrollTq = 2;  // TurboQuant: 2 rows x 2 x 16 B in flight; more costs registers, not needed
+// Grid caps in waves of resident blocks (kmq::grid_for_rows), as measured best on the H200
+constexpr int kWavesU3Quantize = 8, kWavesU3Dequantize = 0, kWavesTq = 4;
 
 // ---------------------------------------------------------------- uniform 3-bit, group 32
 
 // TPR = d/8 lanes per row, one 16-byte load each; a group of 32 is 4 lanes, reduced with xor 1, 2.
 // Each lane writes word (part & 3) of its group's 16-byte record, so a warp store is 128 B contiguous.
 template <int TPR>
-__global__ void __launch_bounds__(kThreads) u3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ dst,
+__global__ void KM_QUANT_BOUNDS u3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ dst,
                                                                size_t rows) {
   const RowWalk<TPR, kUnrollU3> w;
   const int part = w.part, k = part & 3;
@@ -83,7 +85,7 @@ __global__ void __launch_bounds__(kThreads) u3_quantize_kernel(const uint4 *__re
 
 // Each lane loads its group's whole 16-byte record (4 lanes, one address) and takes its 24 bits.
 template <int TPR>
-__global__ void __launch_bounds__(kThreads) u3_dequantize_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
+__global__ void KM_QUANT_BOUNDS u3_dequantize_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
                                                                  size_t rows) {
   const RowWalk<TPR, kUnrollU3> w;
   const int part = w.part, k = part & 3;
@@ -259,7 +261,7 @@ __device__ __forceinline__ void tq_store_codes(uint32_t *__restrict__ row_words,
 }
 
 template <int TPR, bool V>
-__global__ void __launch_bounds__(kThreads) tq3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ codes,
+__global__ void KM_QUANT_BOUNDS tq3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ codes,
                                                                 uint16_t *__restrict__ side, size_t rows) {
   constexpr int D = 16 * TPR;
   const RowWalk<TPR, kUnrollTq> w;
@@ -320,7 +322,7 @@ __global__ void __launch_bounds__(kThreads) tq3_quantize_kernel(const uint4 *__r
 }
 
 template <int TPR, bool V>
-__global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t *__restrict__ codes,
+__global__ void KM_QUANT_BOUNDS tq3_dequantize_kernel(const uint32_t *__restrict__ codes,
                                                                   const uint16_t *__restrict__ side,
                                                                   uint4 *__restrict__ dst, size_t rows) {
   constexpr int D = 16 * TPR;
@@ -370,32 +372,30 @@ __global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t
 
 template <int TPR>
 void launch_u3(const uint16_t *src, uint8_t *dst, size_t rows, cudaStream_t stream) {
-  u3_quantize_kernel<TPR><<<RowWalk<TPR, kUnrollU3>::grid(rows), kThreads, 0, stream>>>(
+  const int grid = RowWalk<TPR, kUnrollU3>::grid(u3_quantize_kernel<TPR>, rows, kWavesU3Quantize);
+  u3_quantize_kernel<TPR><<<grid, kThreads, 0, stream>>>(
       reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint32_t *>(dst), rows);
 }
 
 template <int TPR>
 void launch_u3_dq(const uint8_t *src, uint16_t *dst, size_t rows, cudaStream_t stream) {
-  u3_dequantize_kernel<TPR><<<RowWalk<TPR, kUnrollU3>::grid(rows), kThreads, 0, stream>>>(
+  const int grid = RowWalk<TPR, kUnrollU3>::grid(u3_dequantize_kernel<TPR>, rows, kWavesU3Dequantize);
+  u3_dequantize_kernel<TPR><<<grid, kThreads, 0, stream>>>(
       reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint4 *>(dst), rows);
 }
 
 template <int TPR>
 void launch_tq(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, int is_v, cudaStream_t stream) {
-  const int grid = RowWalk<TPR, kUnrollTq>::grid(rows);
-  const uint4 *s = reinterpret_cast<const uint4 *>(src);
-  uint32_t *c = reinterpret_cast<uint32_t *>(codes);
-  if (is_v) tq3_quantize_kernel<TPR, true><<<grid, kThreads, 0, stream>>>(s, c, side, rows);
-  else tq3_quantize_kernel<TPR, false><<<grid, kThreads, 0, stream>>>(s, c, side, rows);
+  const auto kernel = is_v ? tq3_quantize_kernel<TPR, true> : tq3_quantize_kernel<TPR, false>;
+  kernel<<<RowWalk<TPR, kUnrollTq>::grid(kernel, rows, kWavesTq), kThreads, 0, stream>>>(
+      reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint32_t *>(codes), side, rows);
 }
 
 template <int TPR>
 void launch_tq_dq(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t rows, int is_v, cudaStream_t stream) {
-  const int grid = RowWalk<TPR, kUnrollTq>::grid(rows);
-  const uint32_t *c = reinterpret_cast<const uint32_t *>(codes);
-  uint4 *d = reinterpret_cast<uint4 *>(dst);
-  if (is_v) tq3_dequantize_kernel<TPR, true><<<grid, kThreads, 0, stream>>>(c, side, d, rows);
-  else tq3_dequantize_kernel<TPR, false><<<grid, kThreads, 0, stream>>>(c, side, d, rows);
+  const auto kernel = is_v ? tq3_dequantize_kernel<TPR, true> : tq3_dequantize_kernel<TPR, false>;
+  kernel<<<RowWalk<TPR, kUnrollTq>::grid(kernel, rows, kWavesTq), kThreads, 0, stream>>>(
+      reinterpret_cast<const uint32_t *>(codes), side, reinterpret_cast<uint4 *>(dst), rows);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ using kmq::kThreads;
 using kmq::RowWalk;
 
 constexpr int kUnroll = 4;  // rows per lane per iteration: 4 x 16 B loads in flight before the first use
+constexpr int kWaves = 0;   // one trip per warp (kmq::grid_for_rows)
 
 // 8 floats times inv, each product rounded to fp32 first (as the CPU reference does), then to fp8 with
 // cvt.rn.satfinite (hardware on sm_89+, cuda_fp8.h's software path on sm_80; both RNE, NaN -> 0x7F).
@@ -56,7 +57,7 @@ __device__ __forceinline__ float fp8_max(__nv_fp8_interpretation_t f) {
 // TPR = head_dim / 8 lanes per row, 32 / TPR rows per warp instruction; a warp takes kUnroll of those consecutive
 // rows per iteration and the loop bound is warp-uniform, so the amax shuffles always see a full warp.
 template <int TPR, __nv_fp8_interpretation_t F, int G>
-__global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const uint4 *__restrict__ src, uint2 *__restrict__ dst,
+__global__ void KM_QUANT_BOUNDS fp8_quantize_kernel(const uint4 *__restrict__ src, uint2 *__restrict__ dst,
                                                                 float *__restrict__ scales, size_t rows, int heads) {
   const RowWalk<TPR, kUnroll> w;
   const int part = w.part;
@@ -89,7 +90,7 @@ __global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const uint4 *__r
 }
 
 template <int TPR, __nv_fp8_interpretation_t F, int G>
-__global__ void __launch_bounds__(kThreads) fp8_dequantize_kernel(const uint2 *__restrict__ src, const float *__restrict__ scales,
+__global__ void KM_QUANT_BOUNDS fp8_dequantize_kernel(const uint2 *__restrict__ src, const float *__restrict__ scales,
                                                                   uint4 *__restrict__ dst, size_t rows, int heads) {
   const RowWalk<TPR, kUnroll> w;
   const int part = w.part;
@@ -131,7 +132,7 @@ __device__ __forceinline__ size_t pool_row_of(uint32_t r, const gather_shape &g,
 }
 
 template <int TPR, __nv_fp8_interpretation_t F>
-__global__ void __launch_bounds__(kThreads) fp8_dequant_gather_kernel(const uint2 *__restrict__ pool, const float *__restrict__ pool_scales,
+__global__ void KM_QUANT_BOUNDS fp8_dequant_gather_kernel(const uint2 *__restrict__ pool, const float *__restrict__ pool_scales,
                                                                       const int32_t *__restrict__ table, uint4 *__restrict__ dst,
                                                                       size_t rows, gather_shape g) {
   const RowWalk<TPR, kUnroll> w;
@@ -183,7 +184,8 @@ extern "C" cudaError_t km_quant_fp8_quantize(const uint16_t *src, uint8_t *dst, 
   return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
     constexpr int TPR = decltype(tpr)::value;
     for_fp8_kind(fmt, gran, [&](auto f, auto g) {
-      fp8_quantize_kernel<TPR, decltype(f)::value, decltype(g)::value><<<RowWalk<TPR, kUnroll>::grid(rows), kThreads, 0, stream>>>(
+      const auto kernel = fp8_quantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
+      kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
           reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint2 *>(dst), scales, rows, heads);
     });
   });
@@ -199,7 +201,8 @@ extern "C" cudaError_t km_quant_fp8_dequantize(const uint8_t *src, const float *
   return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
     constexpr int TPR = decltype(tpr)::value;
     for_fp8_kind(fmt, gran, [&](auto f, auto g) {
-      fp8_dequantize_kernel<TPR, decltype(f)::value, decltype(g)::value><<<RowWalk<TPR, kUnroll>::grid(rows), kThreads, 0, stream>>>(
+      const auto kernel = fp8_dequantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
+      kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
           reinterpret_cast<const uint2 *>(src), scales, reinterpret_cast<uint4 *>(dst), rows, heads);
     });
   });
@@ -218,7 +221,8 @@ extern "C" cudaError_t km_quant_fp8_dequant_gather(const uint8_t *pool, const fl
   return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
     constexpr int TPR = decltype(tpr)::value;
     for_fp8_kind(fmt, KM_QUANT_PER_TOKEN_HEAD, [&](auto f, auto) {  // the pool's scales are per token-head
-      fp8_dequant_gather_kernel<TPR, decltype(f)::value><<<RowWalk<TPR, kUnroll>::grid(rows), kThreads, 0, stream>>>(
+      const auto kernel = fp8_dequant_gather_kernel<TPR, decltype(f)::value>;
+      kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
           reinterpret_cast<const uint2 *>(pool), pool_scales, block_table, reinterpret_cast<uint4 *>(dst), rows, g);
     });
   });

@@ -26,6 +26,8 @@ typedef enum km_copy_shape {
   KM_COPY_TILE_ILP8_PLAIN,  /* as TILE_ILP8 without streaming cache hints */
   KM_COPY_STRIDED_ILP8,     /* thread-strided, 8 loads in flight */
   KM_COPY_BULK,             /* sm_90 bulk copies through shared memory (cp.async.bulk), 16 KiB stages */
+  KM_COPY_BLOCKS_ILP4,      /* one 16 KiB tile per block, a block per tile: the hardware schedules the tiles */
+  KM_COPY_BLOCKS_ILP8,      /* one 32 KiB tile per block */
   KM_COPY_SHAPE_COUNT
 } km_copy_shape;
 /* KM_COPY_BULK needs compute capability 9.0: on older devices it returns cudaErrorNotSupported. */

@@ -26,8 +26,7 @@
 
 typedef enum paged_op {
   PAGED_GATHER = 0,
-  PAGED_GATHER_LSU,     /* the gather forced onto 16-byte loads and stores */
-  PAGED_GATHER_BULK,    /* the gather forced onto sm_90 bulk copies */
+  PAGED_GATHER_BULK,    /* the same gather by sm_90 bulk copies through shared memory */
   PAGED_READ,           /* read-only, per-sequence sums */
   PAGED_MEMCPY_PER_BLOCK,
   PAGED_CUB_BATCHED,
@@ -64,7 +63,6 @@ typedef struct paged_run {
 static cudaError_t enqueue_geom(const paged_run *r, const km_paged_geom *g, cudaStream_t s) {
   switch (r->op) {
     case PAGED_GATHER: return km_paged_gather(g, r->pool, r->table, r->out, s);
-    case PAGED_GATHER_LSU: return km_paged_gather_lsu(g, r->pool, r->table, r->out, s);
     case PAGED_GATHER_BULK: return km_paged_gather_bulk(g, r->pool, r->table, r->out, s);
     case PAGED_READ: return km_paged_read_sum(g, r->pool, r->table, r->sums, s);
     case PAGED_MEMCPY_PER_BLOCK: return km_paged_memcpy_per_block(g, r->pool, r->host_table, r->out, s);
@@ -245,7 +243,7 @@ static km_work work_of(const paged_run *r) {
   double pieces = (double)km_paged_piece_count(&r->g);
   w.bytes_read = gathered;
   w.bytes_written = gathered;
-  if (r->op == PAGED_GATHER || r->op == PAGED_GATHER_LSU || r->op == PAGED_GATHER_BULK) w.bytes_read += table;
+  if (r->op == PAGED_GATHER || r->op == PAGED_GATHER_BULK) w.bytes_read += table;
   if (r->op == PAGED_READ) {
     w.bytes_read += table;
     w.bytes_written = (double)r->g.num_seqs * sizeof(uint32_t);
@@ -312,10 +310,10 @@ P(g_nhd_bs1_fp8, PAGED_GATHER, NHD, 1, 128, 8, 1, 1);
 P(g_nhd_bs16_fp8, PAGED_GATHER, NHD, 16, 128, 8, 1, 1);
 P(g_hnd_bs1_fp8, PAGED_GATHER, HND, 1, 128, 8, 1, 1);
 P(g_hnd_bs16_fp8, PAGED_GATHER, HND, 16, 128, 8, 1, 1);
-/* the two ways km_paged_gather chooses between, forced, on both sides of its 4 KiB threshold */
-P(gl_nhd_bs16, PAGED_GATHER_LSU, NHD, 16, 128, 8, 2, 1);
-P(gl_nhd_bs256, PAGED_GATHER_LSU, NHD, 256, 128, 8, 2, 1);
-P(gl_hnd_bs16, PAGED_GATHER_LSU, HND, 16, 128, 8, 2, 1);
+/* the same gathers by bulk copies: 2 KiB (NHD bs1), 256-byte (HND bs1), 32 KiB, 4 KiB and 512 KiB pieces */
+P(gb_nhd_bs16, PAGED_GATHER_BULK, NHD, 16, 128, 8, 2, 1);
+P(gb_nhd_bs256, PAGED_GATHER_BULK, NHD, 256, 128, 8, 2, 1);
+P(gb_hnd_bs16, PAGED_GATHER_BULK, HND, 16, 128, 8, 2, 1);
 P(gb_nhd_bs1, PAGED_GATHER_BULK, NHD, 1, 128, 8, 2, 1);
 P(gb_hnd_bs1, PAGED_GATHER_BULK, HND, 1, 128, 8, 2, 1);
 /* read-only */
@@ -384,16 +382,16 @@ static const km_case paged_cases[] = {
     {"paged/gather/nhd/bs16/d128/h8/fp8/random", T, GATHER_SUM, run_paged, &g_nhd_bs16_fp8, 0, SM_COPY},
     {"paged/gather/hnd/bs1/d128/h8/fp8/random", T, GATHER_SUM, run_paged, &g_hnd_bs1_fp8, 0, SM_COPY},
     {"paged/gather/hnd/bs16/d128/h8/fp8/random", T, GATHER_SUM, run_paged, &g_hnd_bs16_fp8, 0, SM_COPY},
-    {"paged/gather_lsu/nhd/bs16/d128/h8/bf16/random", T, GATHER_SUM " (forced: 16-byte loads/stores)", run_paged,
-     &gl_nhd_bs16, 0, SM_COPY},
-    {"paged/gather_lsu/nhd/bs256/d128/h8/bf16/random", T, GATHER_SUM " (forced: 16-byte loads/stores)", run_paged,
-     &gl_nhd_bs256, 0, SM_COPY},
-    {"paged/gather_lsu/hnd/bs16/d128/h8/bf16/random", T, GATHER_SUM " (forced: 16-byte loads/stores)", run_paged,
-     &gl_hnd_bs16, 0, SM_COPY},
-    {"paged/gather_bulk/nhd/bs1/d128/h8/bf16/random", T, GATHER_SUM " (forced: bulk copies)", run_paged, &gb_nhd_bs1, 0,
+    {"paged/gather_bulk/nhd/bs1/d128/h8/bf16/random", T, GATHER_SUM " (sm_90 bulk copies)", run_paged, &gb_nhd_bs1, 0,
      SM_COPY},
-    {"paged/gather_bulk/hnd/bs1/d128/h8/bf16/random", T, GATHER_SUM " (forced: bulk copies, 256-byte pieces)",
+    {"paged/gather_bulk/nhd/bs16/d128/h8/bf16/random", T, GATHER_SUM " (sm_90 bulk copies)", run_paged, &gb_nhd_bs16, 0,
+     SM_COPY},
+    {"paged/gather_bulk/nhd/bs256/d128/h8/bf16/random", T, GATHER_SUM " (sm_90 bulk copies)", run_paged,
+     &gb_nhd_bs256, 0, SM_COPY},
+    {"paged/gather_bulk/hnd/bs1/d128/h8/bf16/random", T, GATHER_SUM " (sm_90 bulk copies, 256-byte pieces)",
      run_paged, &gb_hnd_bs1, 0, SM_COPY},
+    {"paged/gather_bulk/hnd/bs16/d128/h8/bf16/random", T, GATHER_SUM " (sm_90 bulk copies)", run_paged, &gb_hnd_bs16, 0,
+     SM_COPY},
     {"paged/read/nhd/bs1/d128/h8/bf16/random", T, READ_SUM, run_paged, &r_nhd_bs1, 0, SM_READ},
     {"paged/read/nhd/bs16/d128/h8/bf16/random", T, READ_SUM, run_paged, &r_nhd_bs16, Q, SM_READ},
     {"paged/read/nhd/bs256/d128/h8/bf16/random", T, READ_SUM, run_paged, &r_nhd_bs256, 0, SM_READ},

@@ -107,12 +107,13 @@ static const roof_params p_memcpy = {ROOF_MEMCPY, -1}, p_copy = {ROOF_SM_COPY, -
                           p_write = {ROOF_SM_WRITE, -1};
 static const roof_params p_copy_shape[KM_COPY_SHAPE_COUNT] = {
     {ROOF_SM_COPY, KM_COPY_STRIDED_ILP4}, {ROOF_SM_COPY, KM_COPY_TILE_ILP4}, {ROOF_SM_COPY, KM_COPY_TILE_ILP8},
-    {ROOF_SM_COPY, KM_COPY_TILE_ILP8_PLAIN}, {ROOF_SM_COPY, KM_COPY_STRIDED_ILP8}, {ROOF_SM_COPY, KM_COPY_BULK}};
+    {ROOF_SM_COPY, KM_COPY_TILE_ILP8_PLAIN}, {ROOF_SM_COPY, KM_COPY_STRIDED_ILP8}, {ROOF_SM_COPY, KM_COPY_BULK},
+    {ROOF_SM_COPY, KM_COPY_BLOCKS_ILP4}, {ROOF_SM_COPY, KM_COPY_BLOCKS_ILP8}};
 
 static const km_case roofline_cases[] = {
     {"roofline/d2d_memcpy", "roofline", "device-to-device cudaMemcpyAsync: the copy ceiling", run_roofline, &p_memcpy,
      KM_CASE_QUICK, NULL},
-    {"roofline/sm_copy", "roofline", "16-byte vector copy kernel (thread-strided, 8 loads in flight per thread)",
+    {"roofline/sm_copy", "roofline", "16-byte vector copy kernel (a block per 16 KiB tile, 4 loads in flight per thread)",
      run_roofline, &p_copy, KM_CASE_QUICK, "roofline/d2d_memcpy"},
     {"roofline/sm_read", "roofline", "read-only kernel: XOR of every word, one atomic per warp", run_roofline, &p_read,
      KM_CASE_QUICK, NULL},
@@ -131,6 +132,10 @@ static const km_case roofline_cases[] = {
      &p_copy_shape[4], 0, "roofline/d2d_memcpy"},
     {"roofline/sm_copy_shape/bulk", "roofline", "copy by sm_90 bulk copies through shared memory, 16 KiB stages",
      run_roofline, &p_copy_shape[5], KM_CASE_QUICK, "roofline/d2d_memcpy"},
+    {"roofline/sm_copy_shape/blocks_ilp4", "roofline", "copy, a block per 16 KiB tile (not persistent)", run_roofline,
+     &p_copy_shape[6], 0, "roofline/d2d_memcpy"},
+    {"roofline/sm_copy_shape/blocks_ilp8", "roofline", "copy, a block per 32 KiB tile (not persistent)", run_roofline,
+     &p_copy_shape[7], 0, "roofline/d2d_memcpy"},
 };
 
 const km_case_table km_roofline_table = {roofline_cases, sizeof roofline_cases / sizeof roofline_cases[0]};
