@@ -40,7 +40,7 @@ constexpr int kWavesU3Quantize = 8, kWavesU3Dequantize = 0, kWavesTq = 4;
 // TPR = d/8 lanes per row, one 16-byte load each; a group of 32 is 4 lanes, reduced with xor 1, 2.
 // Each lane writes word (part & 3) of its group's 16-byte record, so a warp store is 128 B contiguous.
 template <int TPR>
-__global__ void KM_QUANT_BOUNDS u3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ dst,
+__global__ void __launch_bounds__(kThreads) u3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ dst,
                                                                size_t rows) {
   const RowWalk<TPR, kUnrollU3> w;
   const int part = w.part, k = part & 3;
@@ -85,7 +85,7 @@ __global__ void KM_QUANT_BOUNDS u3_quantize_kernel(const uint4 *__restrict__ src
 
 // Each lane loads its group's whole 16-byte record (4 lanes, one address) and takes its 24 bits.
 template <int TPR>
-__global__ void KM_QUANT_BOUNDS u3_dequantize_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
+__global__ void __launch_bounds__(kThreads) u3_dequantize_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
                                                                  size_t rows) {
   const RowWalk<TPR, kUnrollU3> w;
   const int part = w.part, k = part & 3;
@@ -261,7 +261,7 @@ __device__ __forceinline__ void tq_store_codes(uint32_t *__restrict__ row_words,
 }
 
 template <int TPR, bool V>
-__global__ void KM_QUANT_BOUNDS tq3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ codes,
+__global__ void __launch_bounds__(kThreads) tq3_quantize_kernel(const uint4 *__restrict__ src, uint32_t *__restrict__ codes,
                                                                 uint16_t *__restrict__ side, size_t rows) {
   constexpr int D = 16 * TPR;
   const RowWalk<TPR, kUnrollTq> w;
@@ -322,7 +322,7 @@ __global__ void KM_QUANT_BOUNDS tq3_quantize_kernel(const uint4 *__restrict__ sr
 }
 
 template <int TPR, bool V>
-__global__ void KM_QUANT_BOUNDS tq3_dequantize_kernel(const uint32_t *__restrict__ codes,
+__global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t *__restrict__ codes,
                                                                   const uint16_t *__restrict__ side,
                                                                   uint4 *__restrict__ dst, size_t rows) {
   constexpr int D = 16 * TPR;

@@ -57,7 +57,7 @@ __device__ __forceinline__ float fp8_max(__nv_fp8_interpretation_t f) {
 // TPR = head_dim / 8 lanes per row, 32 / TPR rows per warp instruction; a warp takes kUnroll of those consecutive
 // rows per iteration and the loop bound is warp-uniform, so the amax shuffles always see a full warp.
 template <int TPR, __nv_fp8_interpretation_t F, int G>
-__global__ void KM_QUANT_BOUNDS fp8_quantize_kernel(const uint4 *__restrict__ src, uint2 *__restrict__ dst,
+__global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const uint4 *__restrict__ src, uint2 *__restrict__ dst,
                                                                 float *__restrict__ scales, size_t rows, int heads) {
   const RowWalk<TPR, kUnroll> w;
   const int part = w.part;
@@ -90,7 +90,7 @@ __global__ void KM_QUANT_BOUNDS fp8_quantize_kernel(const uint4 *__restrict__ sr
 }
 
 template <int TPR, __nv_fp8_interpretation_t F, int G>
-__global__ void KM_QUANT_BOUNDS fp8_dequantize_kernel(const uint2 *__restrict__ src, const float *__restrict__ scales,
+__global__ void __launch_bounds__(kThreads) fp8_dequantize_kernel(const uint2 *__restrict__ src, const float *__restrict__ scales,
                                                                   uint4 *__restrict__ dst, size_t rows, int heads) {
   const RowWalk<TPR, kUnroll> w;
   const int part = w.part;
@@ -132,7 +132,7 @@ __device__ __forceinline__ size_t pool_row_of(uint32_t r, const gather_shape &g,
 }
 
 template <int TPR, __nv_fp8_interpretation_t F>
-__global__ void KM_QUANT_BOUNDS fp8_dequant_gather_kernel(const uint2 *__restrict__ pool, const float *__restrict__ pool_scales,
+__global__ void __launch_bounds__(kThreads) fp8_dequant_gather_kernel(const uint2 *__restrict__ pool, const float *__restrict__ pool_scales,
                                                                       const int32_t *__restrict__ table, uint4 *__restrict__ dst,
                                                                       size_t rows, gather_shape g) {
   const RowWalk<TPR, kUnroll> w;

@@ -13,13 +13,6 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-// Experiment knob: -DKM_QUANT_MIN_BLOCKS=N asks ptxas for N resident blocks per SM (fewer registers).
-#ifdef KM_QUANT_MIN_BLOCKS
-#define KM_QUANT_BOUNDS __launch_bounds__(256, KM_QUANT_MIN_BLOCKS)
-#else
-#define KM_QUANT_BOUNDS __launch_bounds__(256)
-#endif
-
 namespace kmq {
 
 constexpr unsigned kFull = 0xffffffffu;
