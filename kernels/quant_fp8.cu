@@ -172,58 +172,57 @@ void for_fp8_kind(km_fp8_format fmt, km_quant_granularity gran, Launch &&launch)
   else by_granularity(std::integral_constant<__nv_fp8_interpretation_t, __NV_E5M2>{});
 }
 
-}  // namespace
-
-extern "C" cudaError_t km_quant_fp8_quantize(const uint16_t *src, uint8_t *dst, float *scales, size_t tokens, int heads,
-                                             int head_dim, km_fp8_format fmt, km_quant_granularity gran,
-                                             cudaStream_t stream) {
+// The checks and the head_dim x format x granularity dispatch the entry points share: launch(TPR, F, G,
+// rows) with TPR, F and G as std::integral_constant.
+template <typename Launch>
+cudaError_t dispatch_rows(size_t tokens, int heads, int head_dim, km_fp8_format fmt, km_quant_granularity gran,
+                          Launch &&launch) {
   size_t rows = 0;
   if (fmt >= KM_FP8_FORMAT_COUNT || gran >= KM_QUANT_GRANULARITY_COUNT) return cudaErrorInvalidValue;
   const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
   if (e != cudaSuccess || rows == 0) return e;
   return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
+    for_fp8_kind(fmt, gran, [&](auto f, auto g) { launch(tpr, f, g, rows); });
+  });
+}
+
+}  // namespace
+
+extern "C" cudaError_t km_quant_fp8_quantize(const uint16_t *src, uint8_t *dst, float *scales, size_t tokens, int heads,
+                                             int head_dim, km_fp8_format fmt, km_quant_granularity gran,
+                                             cudaStream_t stream) {
+  return dispatch_rows(tokens, heads, head_dim, fmt, gran, [&](auto tpr, auto f, auto g, size_t rows) {
     constexpr int TPR = decltype(tpr)::value;
-    for_fp8_kind(fmt, gran, [&](auto f, auto g) {
-      const auto kernel = fp8_quantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
-      kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
-          reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint2 *>(dst), scales, rows, heads);
-    });
+    const auto kernel = fp8_quantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
+    kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
+        reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint2 *>(dst), scales, rows, heads);
   });
 }
 
 extern "C" cudaError_t km_quant_fp8_dequantize(const uint8_t *src, const float *scales, uint16_t *dst, size_t tokens,
                                                int heads, int head_dim, km_fp8_format fmt, km_quant_granularity gran,
                                                cudaStream_t stream) {
-  size_t rows = 0;
-  if (fmt >= KM_FP8_FORMAT_COUNT || gran >= KM_QUANT_GRANULARITY_COUNT) return cudaErrorInvalidValue;
-  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
-  if (e != cudaSuccess || rows == 0) return e;
-  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
+  return dispatch_rows(tokens, heads, head_dim, fmt, gran, [&](auto tpr, auto f, auto g, size_t rows) {
     constexpr int TPR = decltype(tpr)::value;
-    for_fp8_kind(fmt, gran, [&](auto f, auto g) {
-      const auto kernel = fp8_dequantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
-      kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
-          reinterpret_cast<const uint2 *>(src), scales, reinterpret_cast<uint4 *>(dst), rows, heads);
-    });
+    const auto kernel = fp8_dequantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
+    kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
+        reinterpret_cast<const uint2 *>(src), scales, reinterpret_cast<uint4 *>(dst), rows, heads);
   });
 }
 
 extern "C" cudaError_t km_quant_fp8_dequant_gather(const uint8_t *pool, const float *pool_scales, const int32_t *block_table,
                                                    uint16_t *dst, int num_seqs, int tokens_per_seq, int block_size,
                                                    int heads, int head_dim, km_fp8_format fmt, cudaStream_t stream) {
-  if (num_seqs < 0 || tokens_per_seq < 0 || block_size <= 0 || heads <= 0 || fmt >= KM_FP8_FORMAT_COUNT)
-    return cudaErrorInvalidValue;
-  size_t rows = 0;
-  const cudaError_t e = kmq::rows_of((size_t)num_seqs * (size_t)tokens_per_seq, heads, head_dim, &rows);
-  if (e != cudaSuccess || rows == 0) return e;
+  if (num_seqs < 0 || tokens_per_seq < 0 || block_size <= 0) return cudaErrorInvalidValue;
   const gather_shape g = {(uint32_t)tokens_per_seq, (uint32_t)block_size, (uint32_t)heads,
                           (uint32_t)((tokens_per_seq + block_size - 1) / block_size)};
-  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
-    constexpr int TPR = decltype(tpr)::value;
-    for_fp8_kind(fmt, KM_QUANT_PER_TOKEN_HEAD, [&](auto f, auto) {  // the pool's scales are per token-head
-      const auto kernel = fp8_dequant_gather_kernel<TPR, decltype(f)::value>;
-      kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
-          reinterpret_cast<const uint2 *>(pool), pool_scales, block_table, reinterpret_cast<uint4 *>(dst), rows, g);
-    });
-  });
+  // the pool's scales are per token-head
+  return dispatch_rows((size_t)num_seqs * (size_t)tokens_per_seq, heads, head_dim, fmt, KM_QUANT_PER_TOKEN_HEAD,
+                       [&](auto tpr, auto f, auto, size_t rows) {
+                         constexpr int TPR = decltype(tpr)::value;
+                         const auto kernel = fp8_dequant_gather_kernel<TPR, decltype(f)::value>;
+                         kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
+                             reinterpret_cast<const uint2 *>(pool), pool_scales, block_table,
+                             reinterpret_cast<uint4 *>(dst), rows, g);
+                       });
 }
