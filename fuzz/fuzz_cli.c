@@ -12,13 +12,12 @@
 
 enum { MAX_ARGS = 128 };
 
-/* km_parse_size lets a decimal of ~300 digits times a unit overflow to +inf and calls it ok (reported to
- * the lead, with a one-line fix); until that lands +inf is tolerated here, NaN and values below 1 are not. */
+/* A size that parses is finite and at least 1 (a decimal of ~300 digits times a unit is malformed, not +inf). */
 static void check_token(const char *s) {
   double d = 0;
   long long n = 0;
   int rc = km_parse_size(s, &d);
-  if (rc < -2 || rc > 0 || (rc == 0 && !(d >= 1))) abort();
+  if (rc < -2 || rc > 0 || (rc == 0 && !(d >= 1 && isfinite(d)))) abort();
   rc = km_parse_positive(s, &n);
   if (rc < -2 || rc > 0 || (rc == 0 && n <= 0)) abort();
 }
@@ -31,6 +30,10 @@ static void check_options(const km_options *o, int argc, char **argv) {
   if (!(o->kv_budget >= 1) || !(o->host_budget >= 0)) abort();
   if (o->kv_dtype_bytes != 0 && o->kv_dtype_bytes != 2 && o->kv_dtype_bytes != 4) abort();
   if (o->gb_argc < 0 || o->gb_argc >= argc || (o->gb_argc > 0 && o->gb_argv + o->gb_argc != argv + argc)) abort();
+  /* a smoke run publishes and times nothing and always verifies */
+  if (o->smoke && !o->help && !o->list &&
+      (o->json_path || o->params_path || o->tables || o->min_time > 0 || o->repetitions > 1 || !o->verify))
+    abort();
 }
 
 /* The byte table over the parsed sizes, as app.c's check_arguments probes it. */

@@ -30,16 +30,16 @@ __device__ __forceinline__ uint32_t word_sum(uint32_t v) { return v; }
 // One tile: all table loads, then all data loads, then all stores, so 4 loads per thread are in
 // flight and the table latency is paid once per tile. FULL tiles (all but a CTA's last) carry no
 // bounds checks, which keeps the loads unpredicated and free to issue back to back.
-template <int VB, bool FULL>
+template <int VB, int UNROLL, bool FULL>
 __device__ __forceinline__ void gather_tile(const km_paged_plan &p, const unsigned char *__restrict__ pool,
                                             const int32_t *__restrict__ table, unsigned char *__restrict__ out,
                                             uint32_t tile, uint32_t end) {
   typedef typename vec_of<VB>::type vec;
-  vec r[KM_PAGED_UNROLL];
-  uint32_t off[KM_PAGED_UNROLL];
-  int32_t blk[KM_PAGED_UNROLL];
+  vec r[UNROLL];
+  uint32_t off[UNROLL];
+  int32_t blk[UNROLL];
 #pragma unroll
-  for (int k = 0; k < KM_PAGED_UNROLL; ++k) {
+  for (int k = 0; k < UNROLL; ++k) {
     uint32_t v = tile + k * KM_PAGED_THREADS + threadIdx.x;
     if (FULL || v < end) {
       km_paged_pos pos = km_paged_position(&p, v);
@@ -48,25 +48,27 @@ __device__ __forceinline__ void gather_tile(const km_paged_plan &p, const unsign
     }
   }
 #pragma unroll
-  for (int k = 0; k < KM_PAGED_UNROLL; ++k) {
+  for (int k = 0; k < UNROLL; ++k) {
     uint32_t v = tile + k * KM_PAGED_THREADS + threadIdx.x;
     if (FULL || v < end) r[k] = *reinterpret_cast<const vec *>(pool + km_paged_src(&p, blk[k], off[k]));
   }
 #pragma unroll
-  for (int k = 0; k < KM_PAGED_UNROLL; ++k) {
+  for (int k = 0; k < UNROLL; ++k) {
     uint32_t v = tile + k * KM_PAGED_THREADS + threadIdx.x;
     if (FULL || v < end) *reinterpret_cast<vec *>(out + (uint64_t)v * VB) = r[k];
   }
 }
 
 template <int VB>
-__global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_CTAS_PER_SM)
+__global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_GATHER_CTAS_PER_SM)
     gather_kernel(const km_paged_plan p, const unsigned char *__restrict__ pool, const int32_t *__restrict__ table,
                   unsigned char *__restrict__ out) {
+  constexpr int U = KM_PAGED_GATHER_UNROLL;
   uint32_t tile, end;
   km_paged_cta_range(&p, blockIdx.x, &tile, &end);
-  for (; tile + KM_PAGED_TILE <= end; tile += KM_PAGED_TILE) gather_tile<VB, true>(p, pool, table, out, tile, end);
-  if (tile < end) gather_tile<VB, false>(p, pool, table, out, tile, end);
+  for (; tile + KM_PAGED_THREADS * U <= end; tile += KM_PAGED_THREADS * U)
+    gather_tile<VB, U, true>(p, pool, table, out, tile, end);
+  if (tile < end) gather_tile<VB, U, false>(p, pool, table, out, tile, end);
 }
 
 // One atomic per warp when the whole warp ends on the same sequence (the common case), else per lane.
@@ -88,16 +90,16 @@ struct seq_sum {
   uint32_t cur, acc;
 };
 
-template <int VB, bool FULL>
+template <int VB, int UNROLL, bool FULL>
 __device__ __forceinline__ void read_tile(const km_paged_plan &p, const unsigned char *__restrict__ pool,
                                           const int32_t *__restrict__ table, uint32_t *__restrict__ sums,
                                           uint32_t tile, uint32_t end, seq_sum &s) {
   typedef typename vec_of<VB>::type vec;
-  vec r[KM_PAGED_UNROLL];
-  uint32_t off[KM_PAGED_UNROLL], seq[KM_PAGED_UNROLL];
-  int32_t blk[KM_PAGED_UNROLL];
+  vec r[UNROLL];
+  uint32_t off[UNROLL], seq[UNROLL];
+  int32_t blk[UNROLL];
 #pragma unroll
-  for (int k = 0; k < KM_PAGED_UNROLL; ++k) {
+  for (int k = 0; k < UNROLL; ++k) {
     uint32_t v = tile + k * KM_PAGED_THREADS + threadIdx.x;
     seq[k] = KM_PAGED_NO_SEQ;
     if (FULL || v < end) {
@@ -108,10 +110,10 @@ __device__ __forceinline__ void read_tile(const km_paged_plan &p, const unsigned
     }
   }
 #pragma unroll
-  for (int k = 0; k < KM_PAGED_UNROLL; ++k)
+  for (int k = 0; k < UNROLL; ++k)
     if (FULL || seq[k] != KM_PAGED_NO_SEQ) r[k] = *reinterpret_cast<const vec *>(pool + km_paged_src(&p, blk[k], off[k]));
 #pragma unroll
-  for (int k = 0; k < KM_PAGED_UNROLL; ++k) {
+  for (int k = 0; k < UNROLL; ++k) {
     if (!FULL && seq[k] == KM_PAGED_NO_SEQ) continue;
     if (seq[k] != s.cur) {
       if (s.cur != KM_PAGED_NO_SEQ) atomicAdd(sums + s.cur, s.acc);
@@ -123,14 +125,16 @@ __device__ __forceinline__ void read_tile(const km_paged_plan &p, const unsigned
 }
 
 template <int VB>
-__global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_CTAS_PER_SM)
+__global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_READ_CTAS_PER_SM)
     read_kernel(const km_paged_plan p, const unsigned char *__restrict__ pool, const int32_t *__restrict__ table,
                 uint32_t *__restrict__ sums) {
+  constexpr int U = KM_PAGED_READ_UNROLL;
   uint32_t tile, end;
   km_paged_cta_range(&p, blockIdx.x, &tile, &end);
   seq_sum s = {KM_PAGED_NO_SEQ, 0};
-  for (; tile + KM_PAGED_TILE <= end; tile += KM_PAGED_TILE) read_tile<VB, true>(p, pool, table, sums, tile, end, s);
-  if (tile < end) read_tile<VB, false>(p, pool, table, sums, tile, end, s);
+  for (; tile + KM_PAGED_THREADS * U <= end; tile += KM_PAGED_THREADS * U)
+    read_tile<VB, U, true>(p, pool, table, sums, tile, end, s);
+  if (tile < end) read_tile<VB, U, false>(p, pool, table, sums, tile, end, s);
   flush_warp(sums, s.cur, s.acc);
 }
 
@@ -139,13 +143,13 @@ __global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_CTAS_PER_SM)
 // (a static split waits on its slowest SM). The read keeps persistent chunks, exactly the CTAs
 // __launch_bounds__ guarantees resident: its per-sequence sums flush with atomics at each chunk's
 // sequence boundaries, and one tile per CTA made those flushes dominate (33% of the ceiling).
-cudaError_t plan_for(const km_paged_geom *g, uintptr_t align, bool persistent, km_paged_plan *p) {
+cudaError_t plan_for(const km_paged_geom *g, uintptr_t align, bool gather, km_paged_plan *p) {
   int dev = 0, sms = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (e != cudaSuccess) return e;
-  const uint32_t ctas = persistent ? (uint32_t)(sms > 0 ? sms : 1) * KM_PAGED_CTAS_PER_SM : UINT32_MAX;
-  return km_paged_plan_make(g, align, ctas, p);
+  if (gather) return km_paged_plan_make(g, align, KM_PAGED_GATHER_UNROLL, UINT32_MAX, p);
+  return km_paged_plan_make(g, align, KM_PAGED_READ_UNROLL, (uint32_t)(sms > 0 ? sms : 1) * KM_PAGED_READ_CTAS_PER_SM, p);
 }
 
 typedef void (*gather_fn)(km_paged_plan, const unsigned char *, const int32_t *, unsigned char *);
@@ -197,9 +201,9 @@ static int geom_valid(const km_paged_geom *g) {
          (g->layout == KM_PAGED_NHD || g->layout == KM_PAGED_HND);
 }
 
-extern "C" cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t align, uint32_t max_ctas,
+extern "C" cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t align, uint32_t unroll, uint32_t max_ctas,
                                           km_paged_plan *p) {
-  if (!g || !p || !geom_valid(g)) return cudaErrorInvalidValue;
+  if (!g || !p || !geom_valid(g) || unroll == 0 || unroll > 64) return cudaErrorInvalidValue;
   uint64_t piece = km_paged_piece_bytes(g);
   uint32_t vb = 16;
   while (vb > 4 && ((piece % vb) != 0 || (align % vb) != 0)) vb /= 2;
@@ -217,10 +221,11 @@ extern "C" cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t alig
   p->by_piece = km_paged_divmod_make(p->vecs_per_piece);
   p->by_bps = km_paged_divmod_make(p->blocks_per_seq);
   p->by_ppb = km_paged_divmod_make(p->pieces_per_block);
-  uint64_t tiles = (total + KM_PAGED_TILE - 1) / KM_PAGED_TILE;
+  p->tile = KM_PAGED_THREADS * unroll;
+  uint64_t tiles = (total + p->tile - 1) / p->tile;
   uint64_t ctas = max_ctas > 0 ? max_ctas : 1;
   uint64_t tiles_per_cta = (tiles + ctas - 1) / ctas;
-  p->chunk = (uint32_t)(tiles_per_cta * KM_PAGED_TILE);
+  p->chunk = (uint32_t)(tiles_per_cta * p->tile);
   p->grid = (uint32_t)((total + p->chunk - 1) / p->chunk);
   return cudaSuccess;
 }
@@ -228,7 +233,7 @@ extern "C" cudaError_t km_paged_plan_make(const km_paged_geom *g, uintptr_t alig
 extern "C" cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
                                        cudaStream_t stream) {
   km_paged_plan p;
-  cudaError_t e = plan_for(g, (uintptr_t)pool | (uintptr_t)out, false, &p);
+  cudaError_t e = plan_for(g, (uintptr_t)pool | (uintptr_t)out, true, &p);
   if (e != cudaSuccess) return e;
   gather_for(p.vec_bytes)<<<p.grid, KM_PAGED_THREADS, 0, stream>>>(
       p, static_cast<const unsigned char *>(pool), table, static_cast<unsigned char *>(out));
@@ -238,7 +243,7 @@ extern "C" cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool,
 extern "C" cudaError_t km_paged_read_sum(const km_paged_geom *g, const void *pool, const int32_t *table,
                                          uint32_t *sums, cudaStream_t stream) {
   km_paged_plan p;
-  cudaError_t e = plan_for(g, (uintptr_t)pool, true, &p);
+  cudaError_t e = plan_for(g, (uintptr_t)pool, false, &p);
   if (e != cudaSuccess) return e;
   read_for(p.vec_bytes)<<<p.grid, KM_PAGED_THREADS, 0, stream>>>(p, static_cast<const unsigned char *>(pool),
                                                                   table, sums);

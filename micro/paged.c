@@ -126,7 +126,7 @@ static void setup(km_bench *b, const paged_params *p, paged_run *r) {
   km_paged_plan plan;
   r->op = p->op;
   r->g = geom_for(b, p);
-  if (km_paged_plan_make(&r->g, 0, 1, &plan) != cudaSuccess) {
+  if (km_paged_plan_make(&r->g, 0, KM_PAGED_GATHER_UNROLL, 1, &plan) != cudaSuccess) {
     km_bench_skip(b, "shape h%d d%d x %d B: a (block, head) piece is not a multiple of 4 bytes", r->g.kv_heads,
                   r->g.head_dim, r->g.elem_bytes);
     return;

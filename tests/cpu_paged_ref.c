@@ -86,8 +86,8 @@ static int emulate_gather(const km_paged_plan *p, const unsigned char *pool, con
     uint32_t tile, end;
     km_paged_cta_range(p, cta, &tile, &end);
     CHECK(tile <= end && end <= p->total_vectors, "cta %u range [%u, %u) past %u", cta, tile, end, p->total_vectors);
-    for (; tile < end; tile += KM_PAGED_TILE)
-      for (int k = 0; k < KM_PAGED_UNROLL; ++k)
+    for (; tile < end; tile += p->tile)
+      for (uint32_t k = 0; k < p->tile / KM_PAGED_THREADS; ++k)
         for (uint32_t t = 0; t < KM_PAGED_THREADS; ++t) {
           uint32_t v = tile + (uint32_t)k * KM_PAGED_THREADS + t;
           if (v >= end) continue;
@@ -101,11 +101,11 @@ static int emulate_gather(const km_paged_plan *p, const unsigned char *pool, con
           hits[v] = 1;
         }
   }
-  CHECK(p->grid == 0 || p->chunk % KM_PAGED_TILE == 0, "chunk %u not a multiple of the tile", p->chunk);
+  CHECK(p->grid == 0 || p->chunk % p->tile == 0, "chunk %u not a multiple of the tile %u", p->chunk, p->tile);
   return 0;
 }
 
-static int run_shape(const km_paged_geom *g, uintptr_t align, uint32_t max_ctas, uint64_t seed) {
+static int run_shape(const km_paged_geom *g, uintptr_t align, uint32_t unroll, uint32_t max_ctas, uint64_t seed) {
   size_t pool_bytes = (size_t)(g->num_blocks * (int64_t)km_paged_block_bytes(g));
   size_t out_bytes = (size_t)km_paged_output_bytes(g), n_entries = (size_t)g->num_seqs * g->blocks_per_seq;
   unsigned char *pool = malloc(pool_bytes), *out = malloc(out_bytes), *ref = malloc(out_bytes);
@@ -120,7 +120,7 @@ static int run_shape(const km_paged_geom *g, uintptr_t align, uint32_t max_ctas,
   km_paged_ref_sums(g, pool, table, ref_sums);
 
   km_paged_plan p;
-  if (km_paged_plan_make(g, align, max_ctas, &p) != cudaSuccess) {
+  if (km_paged_plan_make(g, align, unroll, max_ctas, &p) != cudaSuccess) {
     fprintf(stderr, "plan refused a valid shape\n");
     goto done;
   }
@@ -172,7 +172,7 @@ static int test_emulated_kernel(void) {
   const int block_sizes[] = {1, 2, 16, 256};
   const int head_dims[] = {64, 128, 40, 36, 6};
   const uintptr_t aligns[] = {0, 8, 4};
-  const uint32_t ctas[] = {1, 3, 1056};
+  const uint32_t ctas[] = {1, 3, 1056, UINT32_MAX}; /* UINT32_MAX: a CTA per tile */
   uint64_t st = 42;
   int cases = 0;
   for (int layout = 0; layout < KM_PAGED_LAYOUT_COUNT; ++layout)
@@ -191,8 +191,10 @@ static int test_emulated_kernel(void) {
           uint64_t row = (uint64_t)g.head_dim * (uint64_t)elem;
           if ((row * (uint64_t)g.block_size) % 4 != 0) g.block_size *= 2; /* 6-byte fp8 rows need pairs */
           uintptr_t align = aligns[km_paged_rand(&st) % 3];
-          uint32_t max_ctas = ctas[km_paged_rand(&st) % 3];
-          if (run_shape(&g, align, max_ctas, km_paged_rand(&st))) return 1;
+          uint32_t max_ctas = ctas[km_paged_rand(&st) % 4];
+          /* the gather's plan (small tiles, a CTA per tile) and the read's (large tiles, persistent chunks) */
+          uint32_t unroll = km_paged_rand(&st) % 2 ? KM_PAGED_GATHER_UNROLL : KM_PAGED_READ_UNROLL;
+          if (run_shape(&g, align, unroll, max_ctas, km_paged_rand(&st))) return 1;
           ++cases;
         }
   printf("emulated kernel: %d shapes match the reference\n", cases);
@@ -202,26 +204,32 @@ static int test_emulated_kernel(void) {
 static int test_plan(void) {
   km_paged_plan p;
   km_paged_geom g = {KM_PAGED_HND, 1, 8, 64, 1, 100, 2, 50}; /* 64-byte pieces */
-  CHECK(km_paged_plan_make(&g, 256, 1056, &p) == cudaSuccess, "bs1 d64 fp8 HND refused");
+  CHECK(km_paged_plan_make(&g, 256, 4, 1056, &p) == cudaSuccess, "bs1 d64 fp8 HND refused");
   CHECK(p.vec_bytes == 16 && p.vecs_per_piece == 4 && p.pieces_per_block == 8, "vb %u vpp %u", p.vec_bytes,
         p.vecs_per_piece);
-  CHECK(km_paged_plan_make(&g, 260, 1056, &p) == cudaSuccess && p.vec_bytes == 4, "align 4 gave vb %u", p.vec_bytes);
+  CHECK(km_paged_plan_make(&g, 260, 4, 1056, &p) == cudaSuccess && p.vec_bytes == 4, "align 4 gave vb %u", p.vec_bytes);
   g.head_dim = 6;
-  CHECK(km_paged_plan_make(&g, 0, 1, &p) == cudaErrorInvalidValue, "6-byte pieces accepted");
+  CHECK(km_paged_plan_make(&g, 0, 4, 1, &p) == cudaErrorInvalidValue, "6-byte pieces accepted");
   g.head_dim = 64;
   g.num_seqs = 0;
-  CHECK(km_paged_plan_make(&g, 0, 1, &p) == cudaErrorInvalidValue, "zero sequences accepted");
+  CHECK(km_paged_plan_make(&g, 0, 4, 1, &p) == cudaErrorInvalidValue, "zero sequences accepted");
   /* 32 GiB of output is one vector too many only at the limit: 2^31 vectors of 16 bytes pass */
   km_paged_geom big = {KM_PAGED_NHD, 256, 32, 256, 2, 8192, 8192, 1}; /* 4 MiB blocks, 32 GiB */
-  CHECK(km_paged_plan_make(&big, 0, 1056, &p) == cudaSuccess && p.total_vectors == KM_PAGED_MAX_VECTORS,
+  CHECK(km_paged_plan_make(&big, 0, 4, 1056, &p) == cudaSuccess && p.total_vectors == KM_PAGED_MAX_VECTORS,
         "32 GiB output refused");
   big.num_seqs = 8193;
-  CHECK(km_paged_plan_make(&big, 0, 1056, &p) == cudaErrorInvalidValue, "over 2^31 vectors accepted");
+  CHECK(km_paged_plan_make(&big, 0, 4, 1056, &p) == cudaErrorInvalidValue, "over 2^31 vectors accepted");
   /* block ids near 2^31 address past 4 GiB without wrapping */
   big.num_seqs = 1;
   big.num_blocks = (int64_t)INT32_MAX + 1;
-  CHECK(km_paged_plan_make(&big, 0, 1056, &p) == cudaSuccess, "2^31 blocks refused");
+  CHECK(km_paged_plan_make(&big, 0, 4, 1056, &p) == cudaSuccess, "2^31 blocks refused");
   CHECK(km_paged_src(&p, INT32_MAX, 16) == (uint64_t)INT32_MAX * (4u << 20) + 16, "64-bit address wrapped");
+  /* a CTA per tile: one tile of threads x unroll vectors each, the grid covering every vector */
+  big.num_blocks = 8192;
+  CHECK(km_paged_plan_make(&big, 0, 2, UINT32_MAX, &p) == cudaSuccess && p.tile == 2 * KM_PAGED_THREADS &&
+            p.chunk == p.tile && (uint64_t)p.grid * p.chunk >= p.total_vectors,
+        "tile-per-CTA plan: tile %u chunk %u grid %u", p.tile, p.chunk, p.grid);
+  CHECK(km_paged_plan_make(&big, 0, 0, 1056, &p) == cudaErrorInvalidValue, "unroll 0 accepted");
   return 0;
 }
 
