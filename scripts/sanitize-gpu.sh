@@ -39,13 +39,14 @@ tool_flags() {
   esac
 }
 
-# Exit 99 is the sanitizer's own "errors found"; any other non-zero is micro's status or a timeout.
+# Exit 99 is the sanitizer's own "errors found"; any other non-zero is micro's status or a timeout. Colour
+# is turned off explicitly: under compute-sanitizer micro's stdout tests as a terminal.
 run_tool() {
   local tool=$1 log="$out/sanitize-$1.txt" rc t0=$SECONDS smoke=""
   [[ " $smoke_tools " == *" $tool "* ]] && smoke=--smoke
   # shellcheck disable=SC2046,SC2086
   timeout --kill-after=10 "$limit" "$san" --tool "$tool" --error-exitcode 99 $(tool_flags "$tool") ${KM_SAN_ARGS:-} \
-    "$micro" --quick $smoke ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} >"$log" 2>&1
+    "$micro" --quick $smoke ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} -- --benchmark_color=false >"$log" 2>&1
   rc=$?
   local summary
   summary=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | sed 's/^=* *//' | paste -sd ';' - | sed 's/;/; /g')
