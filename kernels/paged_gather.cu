@@ -5,7 +5,6 @@
 // whole piece), so no per-element 64-bit division or modulo is paid.
 #include "paged_gather.h"
 
-
 namespace {
 
 template <int VB>
@@ -144,11 +143,11 @@ __global__ void __launch_bounds__(KM_PAGED_THREADS, KM_PAGED_READ_CTAS_PER_SM)
 // __launch_bounds__ guarantees resident: its per-sequence sums flush with atomics at each chunk's
 // sequence boundaries, and one tile per CTA made those flushes dominate (33% of the ceiling).
 cudaError_t plan_for(const km_paged_geom *g, uintptr_t align, bool gather, km_paged_plan *p) {
+  if (gather) return km_paged_plan_make(g, align, KM_PAGED_GATHER_UNROLL, UINT32_MAX, p);
   int dev = 0, sms = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (e != cudaSuccess) return e;
-  if (gather) return km_paged_plan_make(g, align, KM_PAGED_GATHER_UNROLL, UINT32_MAX, p);
   return km_paged_plan_make(g, align, KM_PAGED_READ_UNROLL, (uint32_t)(sms > 0 ? sms : 1) * KM_PAGED_READ_CTAS_PER_SM, p);
 }
 
