@@ -402,32 +402,28 @@ void launch_tq_dq(const uint8_t *codes, const uint16_t *side, uint16_t *dst, siz
 
 extern "C" cudaError_t km_quant_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,
                                             cudaStream_t stream) {
-  size_t rows = 0;
-  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
-  if (e != cudaSuccess || rows == 0) return e;
-  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) { launch_u3<decltype(tpr)::value>(src, dst, rows, stream); });
+  return kmq::for_rows<8>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
+    launch_u3<decltype(tpr)::value>(src, dst, rows, stream);
+  });
 }
 
 extern "C" cudaError_t km_quant_u3_dequantize(const uint8_t *src, uint16_t *dst, size_t tokens, int heads, int head_dim,
                                               cudaStream_t stream) {
-  size_t rows = 0;
-  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
-  if (e != cudaSuccess || rows == 0) return e;
-  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) { launch_u3_dq<decltype(tpr)::value>(src, dst, rows, stream); });
+  return kmq::for_rows<8>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
+    launch_u3_dq<decltype(tpr)::value>(src, dst, rows, stream);
+  });
 }
 
 extern "C" cudaError_t km_quant_tq3_quantize(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t tokens, int heads,
                                              int head_dim, int is_v, cudaStream_t stream) {
-  size_t rows = 0;
-  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
-  if (e != cudaSuccess || rows == 0) return e;
-  return kmq::for_head_dim<4>(head_dim, [&](auto tpr) { launch_tq<decltype(tpr)::value>(src, codes, side, rows, is_v, stream); });
+  return kmq::for_rows<4>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
+    launch_tq<decltype(tpr)::value>(src, codes, side, rows, is_v, stream);
+  });
 }
 
 extern "C" cudaError_t km_quant_tq3_dequantize(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t tokens,
                                                int heads, int head_dim, int is_v, cudaStream_t stream) {
-  size_t rows = 0;
-  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
-  if (e != cudaSuccess || rows == 0) return e;
-  return kmq::for_head_dim<4>(head_dim, [&](auto tpr) { launch_tq_dq<decltype(tpr)::value>(codes, side, dst, rows, is_v, stream); });
+  return kmq::for_rows<4>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
+    launch_tq_dq<decltype(tpr)::value>(codes, side, dst, rows, is_v, stream);
+  });
 }

@@ -172,16 +172,13 @@ void for_fp8_kind(km_fp8_format fmt, km_quant_granularity gran, Launch &&launch)
   else by_granularity(std::integral_constant<__nv_fp8_interpretation_t, __NV_E5M2>{});
 }
 
-// The checks and the head_dim x format x granularity dispatch the entry points share: launch(TPR, F, G,
+// The format and granularity checks and dispatch over kmq::for_rows: launch(TPR, F, G,
 // rows) with TPR, F and G as std::integral_constant.
 template <typename Launch>
 cudaError_t dispatch_rows(size_t tokens, int heads, int head_dim, km_fp8_format fmt, km_quant_granularity gran,
                           Launch &&launch) {
-  size_t rows = 0;
   if (fmt >= KM_FP8_FORMAT_COUNT || gran >= KM_QUANT_GRANULARITY_COUNT) return cudaErrorInvalidValue;
-  const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
-  if (e != cudaSuccess || rows == 0) return e;
-  return kmq::for_head_dim<8>(head_dim, [&](auto tpr) {
+  return kmq::for_rows<8>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
     for_fp8_kind(fmt, gran, [&](auto f, auto g) { launch(tpr, f, g, rows); });
   });
 }

@@ -121,13 +121,17 @@ inline cudaError_t rows_of(size_t tokens, int heads, int head_dim, size_t *rows)
   return *rows < ((size_t)1 << 32) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-// Calls launch(std::integral_constant<int, TPR>) with TPR = L64, 2 L64 or 4 L64 for head_dim 64, 128, 256
-// (L64: lanes per row at head_dim 64), then returns the launch's error.
+// The checks and the head_dim dispatch of every entry point: rows = tokens x heads (rows_of); nothing to
+// do for zero rows; else launch(std::integral_constant<int, TPR>, rows) with TPR = L64, 2 L64 or 4 L64 for
+// head_dim 64, 128, 256 (L64: lanes per row at head_dim 64), then the launch's error.
 template <int L64, typename Launch>
-cudaError_t for_head_dim(int head_dim, Launch &&launch) {
-  if (head_dim == 64) launch(std::integral_constant<int, L64>{});
-  else if (head_dim == 128) launch(std::integral_constant<int, 2 * L64>{});
-  else launch(std::integral_constant<int, 4 * L64>{});
+cudaError_t for_rows(size_t tokens, int heads, int head_dim, Launch &&launch) {
+  size_t rows = 0;
+  const cudaError_t e = rows_of(tokens, heads, head_dim, &rows);
+  if (e != cudaSuccess || rows == 0) return e;
+  if (head_dim == 64) launch(std::integral_constant<int, L64>{}, rows);
+  else if (head_dim == 128) launch(std::integral_constant<int, 2 * L64>{}, rows);
+  else launch(std::integral_constant<int, 4 * L64>{}, rows);
   return cudaGetLastError();
 }
 
