@@ -1,0 +1,713 @@
+// Decode attention over the paged cache (see attn_decode.h). One warp per work item (a chunk of 16-token
+// tiles of one (sequence, KV head)); four independent warps per CTA. The warp's rows are the q_len x group
+// query rows of its KV head, padded to m16 tiles; K and V tiles go from global memory straight into mma
+// fragments (no shared memory), so the loads are 16 bytes wide and every K/V byte is loaded once:
+//   S^T = Q K^T  (A = Q rows, B = K, k = head dims): thread (g = lane/4, c = lane%4) owns head dims
+//        [c*D/4, (c+1)*D/4) of K rows g and g+8 of the tile; the same permutation of the k index is applied
+//        to Q's fragment, which leaves the dot products unchanged.
+//   O += P V     (A = P from S's accumulators, B = V, k = tokens): thread owns dims [g*D/8, (g+1)*D/8) of V
+//        rows 2c, 2c+1, 2c+8, 2c+9; output columns are permuted so that each thread ends up holding the
+//        contiguous dims [c*D/4, (c+1)*D/4) of its rows, stored with 16-byte writes.
+// The next tile's K is loaded as soon as S is formed and its V as soon as P.V is issued (bytes in flight
+// across the softmax).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_decode.h"
+
+namespace {
+
+constexpr int WARPS = 4;
+#ifndef KM_ATTN_MIN_BLOCKS
+#define KM_ATTN_MIN_BLOCKS 2
+#endif
+constexpr float LOG2E = 1.4426950408889634f;
+
+struct Params {
+  const uint16_t *q;
+  const char *k, *v;
+  const float *k_scale, *v_scale;
+  const int32_t *table, *ctx_lens, *sel;
+  const int32_t *chunk_seq, *chunk_begin, *chunk_end, *seq_chunk0, *seq_chunks;
+  uint16_t *out;
+  float *part_o, *part_lse;
+  int heads, kv_heads, group, rows, q_len, block_size, window, mbps, sparse_pages, per_token, items;
+  float scale_log2;
+};
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <bool F16>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (F16)
+    mma_f16(d, a, b0, b1);
+  else
+    mma_bf16(d, a, b0, b1);
+}
+
+__device__ __forceinline__ uint32_t pack_f32x2(float lo, float hi, bool f16) {
+  uint32_t r;
+  if (f16) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    memcpy(&r, &h, 4);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    memcpy(&r, &h, 4);
+  }
+  return r;
+}
+
+// Two fp8 codes (low 16 bits of x) -> fp16x2, exact.
+template <int KV>
+__device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t x) {
+  if constexpr (KV == KM_ATTN_FP8_E5M2) {
+    return __byte_perm(x, 0u, 0x1404);  // e5m2 is the top byte of an fp16
+  } else {
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(x & 0xFFFFu), __NV_E4M3);
+    return (uint32_t)h.x | ((uint32_t)h.y << 16);
+  }
+}
+
+template <int BYTES>
+struct Row {
+  uint32_t w[BYTES / 4];
+};
+
+template <int BYTES>
+__device__ __forceinline__ void load_row(Row<BYTES> &r, const char *p) {
+  if constexpr (BYTES % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) {
+      const uint4 x = __ldg(reinterpret_cast<const uint4 *>(p) + k);
+      r.w[4 * k] = x.x;
+      r.w[4 * k + 1] = x.y;
+      r.w[4 * k + 2] = x.z;
+      r.w[4 * k + 3] = x.w;
+    }
+  } else {
+    static_assert(BYTES == 8, "rows of 8 or 16k bytes");
+    const uint2 x = __ldg(reinterpret_cast<const uint2 *>(p));
+    r.w[0] = x.x;
+    r.w[1] = x.y;
+  }
+}
+
+template <int BYTES>
+__device__ __forceinline__ void zero_row(Row<BYTES> &r) {
+#pragma unroll
+  for (int k = 0; k < BYTES / 4; ++k) r.w[k] = 0;
+}
+
+// MT: m16 tiles of query rows; 0 = one tile of which only rows 0..7 are real (q_len x group <= 8), so its
+// upper half is never loaded or softmaxed.
+template <int D, int KV, int MT>
+struct Tile {
+  static constexpr int M = MT == 0 ? 1 : MT;
+  static constexpr int HALVES = MT == 0 ? 1 : 2;
+  static constexpr int EB = KV == KM_ATTN_BF16 ? 2 : 1;
+  static constexpr int KSTEPS = D / 16;  // k-steps of Q K^T
+  static constexpr int NT = D / 8;       // n8 tiles of P V (output dims)
+  static constexpr int KBYTES = D / 4 * EB;
+  static constexpr int VDIMS = D / 8;
+  static constexpr int VBYTES = VDIMS * EB;
+  static constexpr bool F16 = KV != KM_ATTN_BF16;
+};
+
+// B fragment of K^T for k-step s from a thread's slice of one K row: logical k {2c,2c+1} | {2c+8,2c+9}
+// are its physical dims 4s + {0,1} | {2,3}.
+template <int D, int KV>
+__device__ __forceinline__ void k_frag(const uint32_t *w, int s, uint32_t &b0, uint32_t &b1) {
+  if constexpr (KV == KM_ATTN_BF16) {
+    b0 = w[2 * s];
+    b1 = w[2 * s + 1];
+  } else {
+    b0 = fp8x2_to_f16x2<KV>(w[s]);
+    b1 = fp8x2_to_f16x2<KV>(w[s] >> 16);
+  }
+}
+
+// B fragment of V for output tile j: element j of rows (lo, hi) packed as (k, k+1).
+template <int KV>
+__device__ __forceinline__ uint32_t v_frag(const uint32_t *lo, const uint32_t *hi, int j) {
+  if constexpr (KV == KM_ATTN_BF16) {
+    return (j & 1) ? __byte_perm(lo[j >> 1], hi[j >> 1], 0x7632) : __byte_perm(lo[j >> 1], hi[j >> 1], 0x5410);
+  } else {
+    const int b = j & 3;
+    return fp8x2_to_f16x2<KV>(__byte_perm(lo[j >> 2], hi[j >> 2], (unsigned)(b | ((4 + b) << 4))));
+  }
+}
+
+__device__ __forceinline__ float bf16_to_f32(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
+
+template <int D, int KV, int MT_>
+__global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
+  using T = Tile<D, KV, MT_>;
+  constexpr int MT = T::M;
+  const int lane = threadIdx.x & 31;
+  const int item = blockIdx.x * WARPS + (threadIdx.x >> 5);
+  if (item >= p.items) return;
+  const int g = lane >> 2, c = lane & 3;
+  const int chunk = item / p.kv_heads, kvh = item % p.kv_heads;
+  const int seq = __ldg(p.chunk_seq + chunk);
+  const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
+  const int ctx = __ldg(p.ctx_lens + seq);
+  const int q_first = ctx - p.q_len;  // position of query token 0
+
+  // ---- Q fragments (rows r = g + 8h + 16mt; row r is query token r / group, head kvh * group + r % group)
+  uint32_t qa[MT][T::KSTEPS][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int s = 0; s < T::KSTEPS; ++s) qa[mt][s][1] = qa[mt][s][3] = 0u;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < T::HALVES; ++h) {
+      const int r = g + 8 * h + 16 * mt;
+      const bool real = r < p.rows;
+      const int qi = real ? r / p.group : 0, head = kvh * p.group + (real ? r % p.group : 0);
+      const uint16_t *qrow = p.q + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + c * (D / 4);
+#pragma unroll
+      for (int s = 0; s < T::KSTEPS; ++s) {
+        uint2 x = make_uint2(0, 0);
+        if (real) x = __ldg(reinterpret_cast<const uint2 *>(qrow + 4 * s));
+        if constexpr (T::F16) {
+          x.x = pack_f32x2(bf16_to_f32(x.x & 0xFFFF), bf16_to_f32(x.x >> 16), true);
+          x.y = pack_f32x2(bf16_to_f32(x.y & 0xFFFF), bf16_to_f32(x.y >> 16), true);
+        }
+        qa[mt][s][h] = x.x;      // k 2c, 2c+1
+        qa[mt][s][2 + h] = x.y;  // k 2c+8, 2c+9
+      }
+    }
+  int qpos[MT][2];  // position of each of the thread's rows' query token
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = g + 8 * h + 16 * mt;
+      qpos[mt][h] = q_first + (r < p.rows ? r / p.group : p.q_len - 1);
+    }
+
+  float o[MT][T::NT][4];
+  float m[MT][2], l[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int j = 0; j < T::NT; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+    m[mt][0] = m[mt][1] = -INFINITY;
+    l[mt][0] = l[mt][1] = 0.f;
+  }
+  float kscl = 1.f, vscl = 1.f;
+  if (!p.per_token && p.k_scale) {
+    kscl = __ldg(p.k_scale);
+    vscl = __ldg(p.v_scale);
+  }
+  const float s_log2 = p.scale_log2 * kscl;
+
+  const size_t row_stride = (size_t)p.kv_heads * D * T::EB;  // bytes between tokens of one head
+  const int32_t *table = p.table + (size_t)seq * p.mbps;
+  const int32_t *sel = p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr;
+  // the chunk's tile list, 32 at a time in lanes: lane j holds tile (tile index, pool row of its token 0)
+  int list_tile = 0;
+  long long list_row = 0;
+  auto load_list = [&](int base) {
+    const int i = base + lane;
+    if (i < te) {
+      list_tile = sel ? __ldg(sel + i) : i;
+      const int tok = list_tile * KM_ATTN_TILE;
+      list_row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
+    }
+  };
+  Row<T::KBYTES> kr[2];
+  Row<T::VBYTES> vr[4];
+  auto tile_row = [&](int i, int &tile) {
+    tile = __shfl_sync(0xffffffffu, list_tile, (i - tb) & 31);
+    const int lo = __shfl_sync(0xffffffffu, (int)(list_row & 0xffffffff), (i - tb) & 31);
+    const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), (i - tb) & 31);
+    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
+  };
+  auto load_k = [&](long long row0) {
+    const char *base = p.k + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + c * T::KBYTES;
+    load_row(kr[0], base + (size_t)g * row_stride);
+    load_row(kr[1], base + (size_t)(g + 8) * row_stride);
+  };
+  auto load_v = [&](long long row0) {
+    const char *base = p.v + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + g * T::VBYTES;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) load_row(vr[u], base + (size_t)(2 * c + (u & 1) + 8 * (u >> 1)) * row_stride);
+  };
+
+  if (tb < te) {
+    load_list(tb);
+    int tile0;
+    const long long row0 = tile_row(tb, tile0);
+    load_k(row0);
+    load_v(row0);
+  }
+  for (int i = tb; i < te; ++i) {
+    int tile;
+    const long long row = tile_row(i, tile);
+    const int tok0 = tile * KM_ATTN_TILE;
+    // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
+    float s[MT][2][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int t = 0; t < 2; ++t) s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0.f;
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int ks = 0; ks < T::KSTEPS; ++ks) {
+        uint32_t b0, b1;
+        k_frag<D, KV>(kr[t].w, ks, b0, b1);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][t], qa[mt][ks], b0, b1);
+      }
+    // per-token scales of this thread's four tokens (2c + e + 8t)
+    float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
+    if (p.per_token) {
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const size_t si = ((size_t)row + 8 * t + 2 * c + e) * p.kv_heads + kvh;
+          ksc[t][e] = __ldg(p.k_scale + si);
+          vsc[t][e] = __ldg(p.v_scale + si);
+        }
+    }
+    // the next tile's K is in flight during the softmax
+    const bool more = i + 1 < te;
+    if (more) {
+      if (((i + 1 - tb) & 31) == 0) load_list(i + 1);
+      int t1;
+      load_k(tile_row(i + 1, t1));
+    }
+    // ---- mask (only tiles that reach past a query's position or before a window), online softmax
+    const bool edge = tok0 + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0 <= ctx - 1 - p.window);
+    uint32_t pa[MT][4];
+    if constexpr (T::HALVES == 1) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) pa[mt][1] = pa[mt][3] = 0u;
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int h = 0; h < T::HALVES; ++h) {
+        float x[2][2];
+        float mx = -INFINITY;
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float v = s[mt][t][2 * h + e] * s_log2 * ksc[t][e];
+            if (edge) {
+              const int pos = tok0 + 8 * t + 2 * c + e;
+              if (pos > qpos[mt][h] || (p.window > 0 && pos <= qpos[mt][h] - p.window)) v = -INFINITY;
+            }
+            x[t][e] = v;
+            mx = fmaxf(mx, v);
+          }
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m[mt][h], mx);
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;
+        const float corr = exp2f(m[mt][h] - m_use);
+        m[mt][h] = m_new;
+        float pr[2][2], sum = 0.f;
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            pr[t][e] = exp2f(x[t][e] - m_use);
+            sum += pr[t][e];
+          }
+        l[mt][h] = l[mt][h] * corr + sum;
+#pragma unroll
+        for (int j = 0; j < T::NT; ++j) {
+          o[mt][j][2 * h] *= corr;
+          o[mt][j][2 * h + 1] *= corr;
+        }
+        pa[mt][h] = pack_f32x2(pr[0][0] * vsc[0][0], pr[0][1] * vsc[0][1], T::F16);      // k 2c, 2c+1
+        pa[mt][2 + h] = pack_f32x2(pr[1][0] * vsc[1][0], pr[1][1] * vsc[1][1], T::F16);  // k 2c+8, 2c+9
+      }
+    // ---- O += P V; V rows past the context are zeroed (the pool may hold anything there)
+    if (tok0 + KM_ATTN_TILE > ctx) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (tok0 + 2 * c + (u & 1) + 8 * (u >> 1) >= ctx) zero_row(vr[u]);
+    }
+#pragma unroll
+    for (int j = 0; j < T::NT; ++j) {
+      const uint32_t b0 = v_frag<KV>(vr[0].w, vr[1].w, j);
+      const uint32_t b1 = v_frag<KV>(vr[2].w, vr[3].w, j);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
+    }
+    if (more) {
+      int t1;
+      load_v(tile_row(i + 1, t1));
+    }
+  }
+
+  // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
+  const bool direct = __ldg(p.seq_chunks + seq) == 1;
+  const int local = chunk - __ldg(p.seq_chunk0 + seq);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < T::HALVES; ++h) {
+      float ls = l[mt][h];
+      ls += __shfl_xor_sync(0xffffffffu, ls, 1);
+      ls += __shfl_xor_sync(0xffffffffu, ls, 2);
+      const int r = g + 8 * h + 16 * mt;
+      if (r >= p.rows) continue;
+      const float inv = ls > 0.f ? 1.f / ls : 0.f;
+      const int qi = r / p.group, head = kvh * p.group + r % p.group;
+      if (direct) {
+        uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + c * (D / 4);
+        const float f = inv * vscl;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          uint32_t w[T::VDIMS / 2];
+#pragma unroll
+          for (int j = 0; j < T::VDIMS; j += 2)
+            w[j / 2] = pack_f32x2(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, false);
+          uint16_t *dst = orow + e * T::VDIMS;
+          if constexpr (T::VDIMS % 8 == 0) {
+#pragma unroll
+            for (int k = 0; k < T::VDIMS / 8; ++k)
+              reinterpret_cast<uint4 *>(dst)[k] = make_uint4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
+          }
+        }
+      } else {
+        // partial slot: ((seq_chunk0 + local) * kv_heads + kvh) = item; rows of the group
+        float *po = p.part_o + ((size_t)item * p.rows + r) * D + c * (D / 4);
+        const float f = inv * vscl;
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+#pragma unroll
+          for (int j = 0; j < T::VDIMS; j += 4)
+            *reinterpret_cast<float4 *>(po + e * T::VDIMS + j) =
+                make_float4(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, o[mt][j + 2][2 * h + e] * f,
+                            o[mt][j + 3][2 * h + e] * f);
+        if (c == 0) p.part_lse[(size_t)item * p.rows + r] = ls > 0.f ? m[mt][h] + log2f(ls) : -INFINITY;
+        (void)local;
+      }
+    }
+}
+
+// Combine: one warp per (sequence, KV head, row) of a split sequence; lanes over head dims.
+template <int D>
+__global__ void __launch_bounds__(128) combine_kernel(const Params p, int batch) {
+  const int lane = threadIdx.x & 31;
+  const long long w = (long long)blockIdx.x * 4 + (threadIdx.x >> 5);
+  if (w >= (long long)batch * p.kv_heads * p.rows) return;
+  const int r = (int)(w % p.rows), kvh = (int)(w / p.rows % p.kv_heads), seq = (int)(w / p.rows / p.kv_heads);
+  const int n = __ldg(p.seq_chunks + seq);
+  if (n <= 1) return;
+  const int c0 = __ldg(p.seq_chunk0 + seq);
+  float mx = -INFINITY;
+  for (int k = lane; k < n; k += 32) mx = fmaxf(mx, p.part_lse[((size_t)(c0 + k) * p.kv_heads + kvh) * p.rows + r]);
+#pragma unroll
+  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  constexpr int PER = D / 32;
+  float acc[PER];
+#pragma unroll
+  for (int k = 0; k < PER; ++k) acc[k] = 0.f;
+  float wsum = 0.f;
+  const float m_use = mx == -INFINITY ? 0.f : mx;
+  for (int k = 0; k < n; ++k) {
+    const size_t slot = ((size_t)(c0 + k) * p.kv_heads + kvh) * p.rows + r;
+    const float wt = exp2f(p.part_lse[slot] - m_use);
+    wsum += wt;
+    const float *po = p.part_o + slot * D + lane * PER;
+#pragma unroll
+    for (int k2 = 0; k2 < PER; ++k2) acc[k2] += wt * po[k2];
+  }
+  const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+  const int qi = r / p.group, head = kvh * p.group + r % p.group;
+  uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + lane * PER;
+#pragma unroll
+  for (int k = 0; k < PER; k += 2) {
+    const uint32_t v = pack_f32x2(acc[k] * inv, acc[k + 1] * inv, false);
+    *reinterpret_cast<uint32_t *>(orow + k) = v;
+  }
+}
+
+template <int D, int KV, int MT>
+const void *kernel_ptr() {
+  return reinterpret_cast<const void *>(&decode_kernel<D, KV, MT>);
+}
+
+template <int D, int KV>
+const void *kernel_for_mt(int mt) {
+  if constexpr (D == 256)
+    return mt == 0 ? kernel_ptr<D, KV, 0>() : mt == 1 ? kernel_ptr<D, KV, 1>() : nullptr;
+  else
+    return mt == 0 ? kernel_ptr<D, KV, 0>() : mt == 1 ? kernel_ptr<D, KV, 1>() : mt == 2 ? kernel_ptr<D, KV, 2>() : nullptr;
+}
+
+template <int D>
+const void *kernel_for_kv(km_attn_kv kv, int mt) {
+  switch (kv) {
+    case KM_ATTN_BF16: return kernel_for_mt<D, KM_ATTN_BF16>(mt);
+    case KM_ATTN_FP8_E4M3: return kernel_for_mt<D, KM_ATTN_FP8_E4M3>(mt);
+    case KM_ATTN_FP8_E5M2: return kernel_for_mt<D, KM_ATTN_FP8_E5M2>(mt);
+    default: return nullptr;
+  }
+}
+
+int rows_of(const km_attn_shape *s) { return s->q_len * (s->num_heads / s->num_kv_heads); }
+int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s) + 15) / 16; }
+
+const void *decode_for(const km_attn_shape *s) {
+  const int mt = mtiles_of(s);
+  switch (s->head_dim) {
+    case 64: return kernel_for_kv<64>(s->kv, mt);
+    case 128: return kernel_for_kv<128>(s->kv, mt);
+    case 256: return kernel_for_kv<256>(s->kv, mt);
+    default: return nullptr;
+  }
+}
+
+const void *combine_for(int d) {
+  switch (d) {
+    case 64: return reinterpret_cast<const void *>(&combine_kernel<64>);
+    case 128: return reinterpret_cast<const void *>(&combine_kernel<128>);
+    case 256: return reinterpret_cast<const void *>(&combine_kernel<256>);
+    default: return nullptr;
+  }
+}
+
+int tiles_of(const km_attn_shape *s, int ctx) {
+  // tiles holding a position some query of the step may see
+  int lo = 0;
+  if (s->window > 0) lo = ctx - s->q_len - s->window + 1;
+  if (lo < 0) lo = 0;
+  return (ctx + KM_ATTN_TILE - 1) / KM_ATTN_TILE - lo / KM_ATTN_TILE;
+}
+
+int first_tile_of(const km_attn_shape *s, int ctx) {
+  int lo = s->window > 0 ? ctx - s->q_len - s->window + 1 : 0;
+  return (lo < 0 ? 0 : lo) / KM_ATTN_TILE;
+}
+
+size_t row_bytes(const km_attn_shape *s) {
+  return (size_t)s->num_kv_heads * s->head_dim * (s->kv == KM_ATTN_BF16 ? 2 : 1);
+}
+
+}  // namespace
+
+extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
+  if (s->num_heads < 1 || s->num_kv_heads < 1 || s->num_heads % s->num_kv_heads)
+    return "query heads must be a positive multiple of KV heads";
+  if (s->head_dim != 64 && s->head_dim != 128 && s->head_dim != 256) return "head_dim must be 64, 128 or 256";
+  if (s->block_size < KM_ATTN_TILE || s->block_size % KM_ATTN_TILE) return "block size must be a multiple of 16";
+  if (s->q_len < 1 || s->q_len > 4) return "q_len must be 1..4";
+  if (s->window < 0) return "window must be >= 0";
+  if (s->kv < 0 || s->kv >= KM_ATTN_KV_COUNT) return "unknown KV format";
+  if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
+    return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";
+  return nullptr;
+}
+
+extern "C" int km_attn_target_warps(const km_attn_shape *s, int device) {
+  const void *k = decode_for(s);
+  int sms = 0, blocks = 0;
+  if (!k || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, WARPS * 32, 0) != cudaSuccess)
+    return 0;
+  return sms * blocks * WARPS;
+}
+
+extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int batch, const int32_t *context_lens,
+                                 int max_blocks_per_seq, int sparse_pages, int chunk_tiles, int target_warps,
+                                 char *err, size_t errlen) {
+  memset(p, 0, sizeof *p);
+  const char *why = km_attn_shape_error(s);
+  if (!why && batch < 1) why = "batch must be >= 1";
+  if (why) {
+    snprintf(err, errlen, "%s", why);
+    return -1;
+  }
+  long long total_tiles = 0;
+  for (int b = 0; b < batch; ++b) {
+    const int ctx = context_lens[b];
+    if (ctx < s->q_len) {
+      snprintf(err, errlen, "sequence %d: context %d is shorter than q_len %d", b, ctx, s->q_len);
+      return -1;
+    }
+    if ((long long)(ctx + s->block_size - 1) / s->block_size > max_blocks_per_seq) {
+      snprintf(err, errlen, "sequence %d: context %d needs more than %d blocks of %d", b, ctx, max_blocks_per_seq,
+               s->block_size);
+      return -1;
+    }
+    if (sparse_pages > 0 && sparse_pages > (ctx + KM_ATTN_TILE - 1) / KM_ATTN_TILE) {
+      snprintf(err, errlen, "sequence %d: %d selected pages but only %d in its context", b, sparse_pages,
+               (ctx + KM_ATTN_TILE - 1) / KM_ATTN_TILE);
+      return -1;
+    }
+    total_tiles += sparse_pages > 0 ? sparse_pages : tiles_of(s, ctx);
+  }
+  total_tiles *= s->num_kv_heads;
+  if (chunk_tiles <= 0) {
+    // enough items for two waves of the resident warps, but no chunk under 4 tiles (64 tokens)
+    const long long want = 2LL * (target_warps > 0 ? target_warps : 1);
+    long long ct = (total_tiles + want - 1) / want;
+    chunk_tiles = (int)(ct < 4 ? 4 : ct > (1 << 30) ? (1 << 30) : ct);
+  }
+  p->shape = *s;
+  p->batch = batch;
+  p->max_blocks_per_seq = max_blocks_per_seq;
+  p->chunk_tiles = chunk_tiles;
+  p->sparse_pages = sparse_pages;
+  long long chunks = 0;
+  for (int b = 0; b < batch; ++b) {
+    const int n = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
+    chunks += (n + chunk_tiles - 1) / chunk_tiles;
+  }
+  if (chunks * s->num_kv_heads > (1LL << 31) / 2) {
+    snprintf(err, errlen, "too many work items (%lld chunks)", chunks);
+    return -1;
+  }
+  p->num_chunks = (int)chunks;
+  p->chunk_seq = (int32_t *)malloc(chunks * sizeof(int32_t));
+  p->chunk_begin = (int32_t *)malloc(chunks * sizeof(int32_t));
+  p->chunk_end = (int32_t *)malloc(chunks * sizeof(int32_t));
+  p->seq_chunk0 = (int32_t *)malloc(batch * sizeof(int32_t));
+  p->seq_chunks = (int32_t *)malloc(batch * sizeof(int32_t));
+  if (!p->chunk_seq || !p->chunk_begin || !p->chunk_end || !p->seq_chunk0 || !p->seq_chunks) {
+    km_attn_plan_free(p);
+    snprintf(err, errlen, "no host memory for the plan");
+    return -1;
+  }
+  int k = 0;
+  for (int b = 0; b < batch; ++b) {
+    const int first = sparse_pages > 0 ? 0 : first_tile_of(s, context_lens[b]);
+    const int n = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
+    p->seq_chunk0[b] = k;
+    p->seq_chunks[b] = (n + chunk_tiles - 1) / chunk_tiles;
+    if (p->seq_chunks[b] > 1) p->split = 1;
+    for (int t = 0; t < n; t += chunk_tiles, ++k) {
+      p->chunk_seq[k] = b;
+      p->chunk_begin[k] = first + t;
+      p->chunk_end[k] = first + (t + chunk_tiles < n ? t + chunk_tiles : n);
+    }
+  }
+  return 0;
+}
+
+extern "C" cudaError_t km_attn_plan_upload(km_attn_plan *p, cudaStream_t stream) {
+  const size_t nc = (size_t)p->num_chunks, nb = (size_t)p->batch;
+  p->d_bytes = (3 * nc + 2 * nb) * sizeof(int32_t);
+  cudaError_t e = cudaMalloc(&p->d_arrays, p->d_bytes);
+  if (e != cudaSuccess) {
+    p->d_arrays = NULL;
+    return e;
+  }
+  const int32_t *src[5] = {p->chunk_seq, p->chunk_begin, p->chunk_end, p->seq_chunk0, p->seq_chunks};
+  const size_t len[5] = {nc, nc, nc, nb, nb};
+  size_t off = 0;
+  for (int i = 0; i < 5 && e == cudaSuccess; off += len[i], ++i)
+    e = cudaMemcpyAsync(p->d_arrays + off, src[i], len[i] * sizeof(int32_t), cudaMemcpyHostToDevice, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e;
+}
+
+extern "C" void km_attn_plan_free(km_attn_plan *p) {
+  free(p->chunk_seq);
+  free(p->chunk_begin);
+  free(p->chunk_end);
+  free(p->seq_chunk0);
+  free(p->seq_chunks);
+  if (p->d_arrays) cudaFree(p->d_arrays);
+  memset(p, 0, sizeof *p);
+}
+
+extern "C" size_t km_attn_workspace_bytes(const km_attn_plan *p) {
+  if (!p->split) return 0;
+  const size_t slots = (size_t)p->num_chunks * p->shape.num_kv_heads * rows_of(&p->shape);
+  return slots * ((size_t)p->shape.head_dim + 1) * sizeof(float);
+}
+
+extern "C" double km_attn_kv_bytes_read(const km_attn_plan *p) {
+  double tiles = 0;
+  for (int k = 0; k < p->num_chunks; ++k) tiles += p->chunk_end[k] - p->chunk_begin[k];
+  return 2.0 * tiles * KM_ATTN_TILE * (double)row_bytes(&p->shape);
+}
+
+extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
+  if (!p->split) return 0;
+  double slots = 0;
+  for (int b = 0; b < p->batch; ++b)
+    if (p->seq_chunks[b] > 1) slots += (double)p->seq_chunks[b] * p->shape.num_kv_heads * rows_of(&p->shape);
+  return slots * (p->shape.head_dim + 1) * sizeof(float);
+}
+
+extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args *a, cudaStream_t stream) {
+  const km_attn_shape *s = &pl->shape;
+  const void *k = decode_for(s);
+  if (!k || !pl->d_arrays) return cudaErrorInvalidValue;
+  if (s->kv != KM_ATTN_BF16 && (!a->k_scale || !a->v_scale)) return cudaErrorInvalidValue;
+  if (pl->sparse_pages > 0 && !a->selected) return cudaErrorInvalidValue;
+  if (pl->split && !a->workspace) return cudaErrorInvalidValue;
+  Params p;
+  memset(&p, 0, sizeof p);
+  p.q = a->q;
+  p.k = (const char *)a->k_cache;
+  p.v = (const char *)a->v_cache;
+  p.k_scale = s->kv == KM_ATTN_BF16 ? nullptr : a->k_scale;
+  p.v_scale = s->kv == KM_ATTN_BF16 ? nullptr : a->v_scale;
+  p.table = a->block_table;
+  p.ctx_lens = a->context_lens;
+  p.sel = pl->sparse_pages > 0 ? a->selected : nullptr;
+  const size_t nc = (size_t)pl->num_chunks;
+  p.chunk_seq = pl->d_arrays;
+  p.chunk_begin = pl->d_arrays + nc;
+  p.chunk_end = pl->d_arrays + 2 * nc;
+  p.seq_chunk0 = pl->d_arrays + 3 * nc;
+  p.seq_chunks = pl->d_arrays + 3 * nc + pl->batch;
+  p.out = a->out;
+  p.heads = s->num_heads;
+  p.kv_heads = s->num_kv_heads;
+  p.group = s->num_heads / s->num_kv_heads;
+  p.rows = rows_of(s);
+  p.q_len = s->q_len;
+  p.block_size = s->block_size;
+  p.window = s->window;
+  p.mbps = pl->max_blocks_per_seq;
+  p.sparse_pages = pl->sparse_pages;
+  p.per_token = s->kv != KM_ATTN_BF16 && s->scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  p.items = pl->num_chunks * s->num_kv_heads;
+  p.scale_log2 = a->sm_scale * LOG2E;
+  if (pl->split) {
+    p.part_o = (float *)a->workspace;
+    p.part_lse = p.part_o + (size_t)p.items * p.rows * s->head_dim;
+  }
+  void *args[] = {&p};
+  const unsigned grid = (unsigned)((p.items + WARPS - 1) / WARPS);
+  cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(WARPS * 32), args, 0, stream);
+  if (e != cudaSuccess || !pl->split) return e;
+  int batch = pl->batch;
+  void *cargs[] = {&p, &batch};
+  const long long warps = (long long)pl->batch * s->num_kv_heads * p.rows;
+  return cudaLaunchKernel(combine_for(s->head_dim), dim3((unsigned)((warps + 3) / 4)), dim3(128), cargs, 0, stream);
+}

@@ -1,0 +1,117 @@
+/* Decode attention over the paged KV cache (family attn/): one step of q_len (1..4) query tokens per
+ * sequence against that sequence's cached K and V, read through its block table in vLLM's layout.
+ *
+ * Layouts:
+ *   q          bf16 [batch][q_len][num_heads][head_dim]; query head j serves KV head j / group
+ *   k, v cache [num_blocks][block_size][num_kv_heads][head_dim], bf16 or fp8 (e4m3 / e5m2)
+ *   k_scale, v_scale  fp8 only: per tensor one fp32 each; per token-head fp32 [num_blocks][block_size][num_kv_heads]
+ *   block_table int32 [batch][max_blocks_per_seq]; context_lens int32 [batch] (>= q_len: the q_len new tokens
+ *              are the last ones of the context, already in the cache)
+ *   out        bf16 [batch][q_len][num_heads][head_dim]
+ * Query token i of a step sits at position ctx - q_len + i and sees the positions <= its own (causal), and
+ * with a window W only the last W of them (positions > pos - W). Softmax in fp32 with a running max and sum
+ * (scores scaled by `sm_scale`); the products run on tensor cores (mma.sync m16n8k16) with fp32 accumulators:
+ * bf16 operands for a bf16 cache, fp16 for fp8 (every fp8 value is exact in fp16; q is rounded to fp16).
+ * Every K and V element is read once per step for all the query heads of its group.
+ *
+ * Work is split on the host (km_attn_plan): each (sequence, KV head) range of 16-token tiles is cut into
+ * chunks so that the GPU fills (split-KV, FlashDecoding style); a chunk's warp writes the output directly
+ * when its sequence has one chunk, else an fp32 partial (normalised output and log-sum-exp) that a combine
+ * pass merges. Sparse steps (Quest) pass a list of selected 16-token pages per (sequence, KV head). */
+#ifndef KM_KERNELS_ATTN_DECODE_H
+#define KM_KERNELS_ATTN_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KM_ATTN_TILE 16    /* tokens per tile: one mma k-step of P.V */
+#define KM_ATTN_MAX_ROWS 32 /* q_len x group rows one warp carries (two m16 tiles) */
+
+typedef enum km_attn_kv {
+  KM_ATTN_BF16 = 0,
+  KM_ATTN_FP8_E4M3,
+  KM_ATTN_FP8_E5M2,
+  KM_ATTN_KV_COUNT
+} km_attn_kv;
+
+typedef enum km_attn_scale {
+  KM_ATTN_SCALE_TENSOR = 0,   /* one fp32 scale for K and one for V */
+  KM_ATTN_SCALE_TOKEN_HEAD,   /* one fp32 scale per (token, KV head), for K and for V */
+} km_attn_scale;
+
+typedef struct km_attn_shape {
+  int num_heads;    /* query heads */
+  int num_kv_heads; /* num_heads % num_kv_heads == 0 */
+  int head_dim;     /* 64, 128 or 256 */
+  int block_size;   /* a multiple of 16 */
+  int q_len;        /* 1..4; q_len * group <= KM_ATTN_MAX_ROWS (<= 16 for head_dim 256) */
+  int window;       /* 0: full context */
+  km_attn_kv kv;
+  km_attn_scale scale; /* fp8 only */
+} km_attn_shape;
+
+/* 0 when the shape is supported, else a static reason. */
+const char *km_attn_shape_error(const km_attn_shape *s);
+
+/* Host-built work description (device arrays the caller copies with km_attn_plan_upload). */
+typedef struct km_attn_plan {
+  km_attn_shape shape;
+  int batch;
+  int max_blocks_per_seq;
+  int chunk_tiles;   /* tiles per chunk */
+  int num_chunks;    /* over all sequences (each chunk covers all KV heads: items = num_chunks * kv_heads) */
+  int split;         /* 1 if any sequence has more than one chunk (the combine pass runs) */
+  int sparse_pages;  /* > 0: Quest, this many selected pages per (sequence, KV head) */
+  /* host arrays, malloc'ed: per chunk its sequence, first and last+1 tile (index into the tile list);
+   * per sequence its first chunk and chunk count */
+  int32_t *chunk_seq, *chunk_begin, *chunk_end;
+  int32_t *seq_chunk0, *seq_chunks;
+  /* device copies (km_attn_plan_upload): one int32 array [5 sections] */
+  int32_t *d_arrays;
+  size_t d_bytes;
+} km_attn_plan;
+
+/* Plan one step. context_lens on the host. chunk_tiles 0: chosen so that the chunks fill the device
+ * (`target_warps` concurrent warps, see km_attn_target_warps), else as given. sparse_pages > 0: each
+ * (sequence, KV head) reads that many selected pages (the tile list is the selection). Returns 0, or -1
+ * with a reason in err (bad shape, a context shorter than q_len or longer than the table). */
+int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int batch, const int32_t *context_lens,
+                      int max_blocks_per_seq, int sparse_pages, int chunk_tiles, int target_warps, char *err,
+                      size_t errlen);
+/* Resident warps of the decode kernel for this shape on `device` (occupancy x SMs). */
+int km_attn_target_warps(const km_attn_shape *s, int device);
+cudaError_t km_attn_plan_upload(km_attn_plan *p, cudaStream_t stream); /* cudaMalloc + copy; sync'ed */
+void km_attn_plan_free(km_attn_plan *p);
+
+/* fp32 workspace the split path needs (0 when it does not split). */
+size_t km_attn_workspace_bytes(const km_attn_plan *p);
+/* Bytes the step reads from K and V (whole tiles, masked tokens included) and of the partials. */
+double km_attn_kv_bytes_read(const km_attn_plan *p);
+double km_attn_partial_bytes(const km_attn_plan *p);
+
+typedef struct km_attn_args {
+  const uint16_t *q;
+  const void *k_cache, *v_cache;
+  const float *k_scale, *v_scale; /* fp8 */
+  const int32_t *block_table;
+  const int32_t *context_lens;    /* device */
+  const int32_t *selected;        /* sparse: [batch * kv_heads][sparse_pages] logical page indices */
+  float sm_scale;
+  uint16_t *out;
+  void *workspace;
+} km_attn_args;
+
+/* The step: the decode kernel, then the combine pass when the plan splits. */
+cudaError_t km_attn_decode(const km_attn_plan *p, const km_attn_args *a, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,724 @@
+/* attn/: one decode step of attention over the paged KV cache, the row that turns each technique's bytes
+ * per token into time per step: GQA / MHA / MQA layouts, head_dim 64..256, bf16 and fp8 caches, block
+ * sizes, speculative q_len, skewed batches, a sliding window, a compacted (evicted) cache, and the Quest
+ * sparse step (page scores, top-k, attention over the selected pages). Every step is checked before it is
+ * timed: its whole output against the simple kernel of baselines/attn_naive.cu on the same buffers, and a
+ * slice (first and last sequence) of both against the CPU reference of micro/attn_ref.c; fp8 steps also
+ * report their error against bf16 attention on the original values. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_baselines.h"
+#include "attn_decode.h"
+#include "attn_ref.h"
+#include "bench.h"
+#include "check.h"
+#include "fill.h"
+#include "micro_tables.h"
+#include "paged_gather.h"
+#include "paged_ref.h"
+#include "quant_fp8.h"
+#include "sparse_topk.h"
+
+typedef enum attn_op {
+  A_DECODE = 0,     /* kernels/attn_decode.cu */
+  A_QUEST,          /* page scores + top-k (kernels/sparse_topk.cu) + attention over the selected pages */
+  A_NAIVE,          /* baseline: one CTA per (sequence, query head), no split */
+  A_GATHER_DECODE,  /* baseline: gather K and V to contiguous (paged family), then decode over that */
+} attn_op;
+
+typedef struct attn_params {
+  attn_op op;
+  int heads, kv_heads, head_dim; /* 0: the --model's */
+  km_attn_kv kv;
+  km_attn_scale scale;
+  int batch, ctx, block_size, q_len, window;
+  int skewed;    /* context lengths long-tailed, ctx the longest */
+  int budget;    /* Quest: tokens selected per (sequence, KV head) */
+  int evicted_from; /* compacted cache: the context before eviction (the step runs at ctx) */
+} attn_params;
+
+enum {
+  SLICE_TOKEN_HEADS = 1 << 18, /* CPU slice: context tokens x KV heads per checked sequence */
+  SMOKE_CTX = 2048,
+  SMOKE_BATCH = 4,
+  OUTLIER_EVERY = 32, /* keys: every 32nd channel 10x larger (as the quant family's data) */
+  OUTLIER_OFFSET = 7,
+};
+static const float OUTLIER_SCALE = 10.0f;
+/* Static per-tensor fp8 scales: keys N(0,1) with 10x outliers reach ~60, values ~6. */
+static const float K_TENSOR_AMAX = 64.0f, V_TENSOR_AMAX = 6.0f;
+/* A row of the output matches when every element is within this share of the row's largest |value|
+ * (P is rounded to 16 bits before P.V; the outputs are bf16). */
+static const double ROW_TOLERANCE = 1.0 / 64.0;
+
+typedef struct attn_run {
+  const attn_params *p;
+  km_attn_shape sh;
+  int batch, mbps;
+  int32_t *h_ctx, *h_table, *d_ctx, *d_table;
+  int64_t num_blocks;
+  uint16_t *q, *out, *out_check;
+  void *k, *v;
+  uint16_t *k16, *v16; /* fp8: the bf16 values before quantization */
+  float *k_scale, *v_scale;
+  km_attn_plan plan;
+  void *ws;
+  km_attn_args args;
+  km_attn_naive_shape naive;
+  /* Quest */
+  km_sparse_shape ss;
+  uint16_t *summary;
+  float *scores;
+  int32_t *selected;
+  int kpages;
+  /* gather then decode */
+  km_paged_geom pg;
+  void *k_contig, *v_contig;
+  int32_t *d_ident;
+  km_attn_plan cplan;
+  km_attn_args cargs;
+} attn_run;
+
+static size_t elem_bytes(km_attn_kv kv) { return kv == KM_ATTN_BF16 ? 2 : 1; }
+static size_t row_bytes(const attn_run *r) {
+  return (size_t)r->sh.num_kv_heads * r->sh.head_dim * elem_bytes(r->sh.kv);
+}
+static size_t out_elems(const attn_run *r) {
+  return (size_t)r->batch * r->sh.q_len * r->sh.num_heads * r->sh.head_dim;
+}
+
+/* ---------------------------------------------------------------- the step */
+
+static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
+  attn_run *r = arg;
+  cudaError_t e = cudaSuccess;
+  switch (r->p->op) {
+    case A_DECODE: return km_attn_decode(&r->plan, &r->args, s);
+    case A_NAIVE: return km_attn_naive_decode(&r->naive, &r->args, s);
+    case A_QUEST:
+      e = km_sparse_score(r->q, r->summary, r->scores, r->ss, s);
+      if (e == cudaSuccess) e = km_sparse_topk(r->scores, r->selected, r->batch * r->sh.num_kv_heads, r->ss.tokens / 16,
+                                               r->kpages, s);
+      return e == cudaSuccess ? km_attn_decode(&r->plan, &r->args, s) : e;
+    case A_GATHER_DECODE:
+      e = km_paged_gather(&r->pg, r->k, r->d_table, r->k_contig, s);
+      if (e == cudaSuccess) e = km_paged_gather(&r->pg, r->v, r->d_table, r->v_contig, s);
+      return e == cudaSuccess ? km_attn_decode(&r->cplan, &r->cargs, s) : e;
+  }
+  return cudaErrorInvalidValue;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
+  const km_model *m = km_bench_model(b);
+  memset(&r->sh, 0, sizeof r->sh);
+  r->sh.num_heads = p->heads ? p->heads : m->num_attention_heads;
+  r->sh.num_kv_heads = p->kv_heads ? p->kv_heads : m->num_kv_heads;
+  r->sh.head_dim = p->head_dim ? p->head_dim : m->head_dim;
+  r->sh.block_size = p->block_size;
+  r->sh.q_len = p->q_len;
+  r->sh.window = p->window;
+  r->sh.kv = p->kv;
+  r->sh.scale = p->scale;
+  r->batch = p->batch;
+}
+
+/* Context lengths: all ctx, or long-tailed (Pareto, shape 1.2, from 256 tokens) with the first at ctx. */
+static void contexts(km_bench *b, const attn_params *p, attn_run *r, int ctx) {
+  uint64_t x = km_bench_seed(b) | 1;
+  for (int i = 0; i < r->batch; ++i) {
+    int c = ctx;
+    if (p->skewed && i > 0) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      double u = ((double)(x >> 11) + 1.0) / 9007199254740993.0;
+      double len = 256.0 * pow(u, -1.0 / 1.2);
+      c = len > ctx ? ctx : (int)len;
+    }
+    r->h_ctx[i] = c < p->q_len ? p->q_len : c;
+  }
+}
+
+/* Each sequence's blocks are a random draw (without replacement) from one pool. */
+static void tables(km_bench *b, attn_run *r) {
+  int64_t total = 0;
+  for (int i = 0; i < r->batch; ++i) total += (r->h_ctx[i] + r->sh.block_size - 1) / r->sh.block_size;
+  r->num_blocks = total;
+  int32_t *perm = km_bench_host_alloc(b, (size_t)total * sizeof *perm);
+  if (!perm) return;
+  if (km_paged_table_random(perm, (size_t)total, total, km_bench_seed(b)) != 0) {
+    km_bench_skip(b, "no host memory for a %lld-block table", (long long)total);
+    return;
+  }
+  int64_t k = 0;
+  for (int i = 0; i < r->batch; ++i) {
+    int n = (r->h_ctx[i] + r->sh.block_size - 1) / r->sh.block_size;
+    for (int j = 0; j < r->mbps; ++j) r->h_table[(size_t)i * r->mbps + j] = j < n ? perm[k++] : 0;
+  }
+}
+
+/* bf16 values (keys with outlier channels), quantized to fp8 by the quant family's kernel when asked. */
+static void fill_cache(km_bench *b, attn_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
+  const int d = r->sh.head_dim;
+  uint16_t *k16 = km_bench_device_alloc(b, n * 2), *v16 = km_bench_device_alloc(b, n * 2);
+  KM_RETURN_IF_STOPPED(b);
+  KM_CUDA(b, km_fill_normal_bf16(k16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE, s));
+  KM_CUDA(b, km_fill_normal_bf16(v16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, s));
+  r->k16 = k16;
+  r->v16 = v16;
+  if (r->sh.kv == KM_ATTN_BF16) {
+    r->k = k16;
+    r->v = v16;
+    return;
+  }
+  const km_fp8_format fmt = r->sh.kv == KM_ATTN_FP8_E4M3 ? KM_FP8_E4M3 : KM_FP8_E5M2;
+  const float fmax = fmt == KM_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
+  const int per_token = r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  const size_t nscale = per_token ? rows * r->sh.num_kv_heads : 1;
+  r->k = km_bench_device_alloc(b, n);
+  r->v = km_bench_device_alloc(b, n);
+  r->k_scale = km_bench_device_alloc(b, nscale * sizeof(float));
+  r->v_scale = km_bench_device_alloc(b, nscale * sizeof(float));
+  KM_RETURN_IF_STOPPED(b);
+  const km_quant_granularity gran = per_token ? KM_QUANT_PER_TOKEN_HEAD : KM_QUANT_PER_TENSOR;
+  if (!per_token) {
+    const float ks = K_TENSOR_AMAX / fmax, vs = V_TENSOR_AMAX / fmax;
+    KM_CUDA(b, cudaMemcpyAsync(r->k_scale, &ks, sizeof ks, cudaMemcpyHostToDevice, s));
+    KM_CUDA(b, cudaMemcpyAsync(r->v_scale, &vs, sizeof vs, cudaMemcpyHostToDevice, s));
+  }
+  KM_CUDA(b, km_quant_fp8_quantize(k16, r->k, r->k_scale, rows, r->sh.num_kv_heads, d, fmt, gran, s));
+  KM_CUDA(b, km_quant_fp8_quantize(v16, r->v, r->v_scale, rows, r->sh.num_kv_heads, d, fmt, gran, s));
+  KM_CUDA(b, cudaStreamSynchronize(s));
+}
+
+static int make_plan(km_bench *b, attn_run *r, km_attn_plan *pl, const int32_t *ctx, int sparse_pages) {
+  char err[256];
+  int warps = km_attn_target_warps(&r->sh, km_bench_device_id(b));
+  if (km_attn_plan_make(pl, &r->sh, r->batch, ctx, r->mbps, sparse_pages, 0, warps, err, sizeof err) != 0) {
+    km_bench_skip(b, "%s", err);
+    return -1;
+  }
+  cudaError_t e = km_attn_plan_upload(pl, km_bench_stream(b));
+  km_bench_defer(b, (void (*)(void *))km_attn_plan_free, pl);
+  if (e != cudaSuccess) {
+    km_bench_fail(b, "plan upload failed: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  return 0;
+}
+
+/* Quest: page summaries of the keys (from a contiguous copy made by the paged gather), scores, selection. */
+static void setup_quest(km_bench *b, attn_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  const int ctx = r->h_ctx[0];
+  if (r->sh.kv != KM_ATTN_BF16 || r->sh.q_len != 1 || r->p->skewed || ctx % r->sh.block_size) {
+    km_bench_skip(b, "the Quest step takes a bf16 cache, q_len 1 and uniform contexts of whole blocks");
+    return;
+  }
+  r->ss.batch = r->batch;
+  r->ss.tokens = ctx;
+  r->ss.kv_heads = r->sh.num_kv_heads;
+  r->ss.q_heads = r->sh.num_heads;
+  r->ss.head_dim = r->sh.head_dim;
+  const int pages = ctx / 16;
+  r->kpages = r->p->budget / 16;
+  if (r->kpages < 1 || r->kpages > pages) r->kpages = pages;
+  if (pages > km_sparse_topk_max_pages(km_bench_device_id(b)) || r->sh.num_heads / r->sh.num_kv_heads > KM_SPARSE_MAX_GROUP) {
+    km_bench_skip(b, "the top-k kernel takes at most %d pages and groups up to %d",
+                  km_sparse_topk_max_pages(km_bench_device_id(b)), KM_SPARSE_MAX_GROUP);
+    return;
+  }
+  km_paged_geom g;
+  memset(&g, 0, sizeof g);
+  g.layout = KM_PAGED_NHD;
+  g.block_size = r->sh.block_size;
+  g.kv_heads = r->sh.num_kv_heads;
+  g.head_dim = r->sh.head_dim;
+  g.elem_bytes = 2;
+  g.num_blocks = r->num_blocks;
+  g.num_seqs = r->batch;
+  g.blocks_per_seq = r->mbps;
+  uint16_t *keys = km_bench_device_alloc(b, (size_t)km_paged_output_bytes(&g));
+  r->summary = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * 2 * r->sh.head_dim * 2);
+  r->scores = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * sizeof(float));
+  r->selected = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * r->kpages * sizeof(int32_t));
+  KM_RETURN_IF_STOPPED(b);
+  KM_CUDA(b, km_paged_gather(&g, r->k, r->d_table, keys, s));
+  KM_CUDA(b, km_sparse_summarize(keys, r->summary, r->ss, s));
+  KM_CUDA(b, cudaStreamSynchronize(s));
+  r->args.selected = r->selected;
+}
+
+/* Gather then decode: contiguous K and V with an identity table (whole blocks, uniform contexts). */
+static void setup_gather(km_bench *b, attn_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  if (r->p->skewed || r->h_ctx[0] % r->sh.block_size) {
+    km_bench_skip(b, "gather-then-decode takes uniform contexts of whole blocks");
+    return;
+  }
+  memset(&r->pg, 0, sizeof r->pg);
+  r->pg.layout = KM_PAGED_NHD;
+  r->pg.block_size = r->sh.block_size;
+  r->pg.kv_heads = r->sh.num_kv_heads;
+  r->pg.head_dim = r->sh.head_dim;
+  r->pg.elem_bytes = (int)elem_bytes(r->sh.kv);
+  r->pg.num_blocks = r->num_blocks;
+  r->pg.num_seqs = r->batch;
+  r->pg.blocks_per_seq = r->mbps;
+  size_t bytes = (size_t)km_paged_output_bytes(&r->pg), entries = (size_t)r->batch * r->mbps;
+  r->k_contig = km_bench_device_alloc(b, bytes);
+  r->v_contig = km_bench_device_alloc(b, bytes);
+  r->d_ident = km_bench_device_alloc(b, entries * sizeof(int32_t));
+  int32_t *ident = km_bench_host_alloc(b, entries * sizeof(int32_t));
+  KM_RETURN_IF_STOPPED(b);
+  km_paged_table_sequential(ident, entries);
+  KM_CUDA(b, cudaMemcpyAsync(r->d_ident, ident, entries * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+  KM_CUDA(b, cudaStreamSynchronize(s));
+  if (make_plan(b, r, &r->cplan, r->h_ctx, 0) != 0) return;
+  r->cargs = r->args;
+  r->cargs.k_cache = r->k_contig;
+  r->cargs.v_cache = r->v_contig;
+  r->cargs.block_table = r->d_ident;
+}
+
+static void setup(km_bench *b, const attn_params *p, attn_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  r->p = p;
+  resolve_shape(b, p, r);
+  const char *why = km_attn_shape_error(&r->sh);
+  if (why) {
+    km_bench_skip(b, "%s", why);
+    return;
+  }
+  int ctx = p->ctx;
+  if (km_bench_smoke(b)) {
+    ctx = ctx < SMOKE_CTX ? ctx : SMOKE_CTX;
+    r->batch = r->batch < SMOKE_BATCH ? r->batch : SMOKE_BATCH;
+  }
+  r->mbps = (ctx + r->sh.block_size - 1) / r->sh.block_size;
+  r->h_ctx = km_bench_host_alloc(b, (size_t)r->batch * sizeof(int32_t));
+  r->h_table = km_bench_host_alloc(b, (size_t)r->batch * r->mbps * sizeof(int32_t));
+  KM_RETURN_IF_STOPPED(b);
+  contexts(b, p, r, ctx);
+  tables(b, r);
+  KM_RETURN_IF_STOPPED(b);
+  const size_t qn = out_elems(r);
+  r->d_ctx = km_bench_device_alloc(b, (size_t)r->batch * sizeof(int32_t));
+  r->d_table = km_bench_device_alloc(b, (size_t)r->batch * r->mbps * sizeof(int32_t));
+  r->q = km_bench_device_alloc(b, qn * 2);
+  r->out = km_bench_device_alloc(b, qn * 2);
+  r->out_check = km_bench_device_alloc(b, qn * 2);
+  KM_RETURN_IF_STOPPED(b);
+  KM_CUDA(b, cudaMemcpyAsync(r->d_ctx, r->h_ctx, (size_t)r->batch * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+  KM_CUDA(b, cudaMemcpyAsync(r->d_table, r->h_table, (size_t)r->batch * r->mbps * sizeof(int32_t),
+                             cudaMemcpyHostToDevice, s));
+  KM_CUDA(b, km_fill_normal_bf16(r->q, qn, km_bench_seed(b), 1.0f, r->sh.head_dim, 0, 0, 1.0f, s));
+  fill_cache(b, r);
+  KM_RETURN_IF_STOPPED(b);
+  memset(&r->args, 0, sizeof r->args);
+  r->args.q = r->q;
+  r->args.k_cache = r->k;
+  r->args.v_cache = r->v;
+  r->args.k_scale = r->k_scale;
+  r->args.v_scale = r->v_scale;
+  r->args.block_table = r->d_table;
+  r->args.context_lens = r->d_ctx;
+  r->args.sm_scale = 1.0f / sqrtf((float)r->sh.head_dim);
+  r->args.out = r->out;
+  if (p->op == A_QUEST) setup_quest(b, r);
+  KM_RETURN_IF_STOPPED(b);
+  if (make_plan(b, r, &r->plan, r->h_ctx, p->op == A_QUEST ? r->kpages : 0) != 0) return;
+  size_t ws = km_attn_workspace_bytes(&r->plan);
+  if (ws) {
+    r->ws = km_bench_device_alloc(b, ws);
+    KM_RETURN_IF_STOPPED(b);
+    r->args.workspace = r->ws;
+  }
+  r->naive.shape = r->sh;
+  r->naive.batch = r->batch;
+  r->naive.max_blocks_per_seq = r->mbps;
+  r->naive.sparse_pages = p->op == A_QUEST ? r->kpages : 0;
+  if (p->op == A_GATHER_DECODE) setup_gather(b, r);
+}
+
+/* ---------------------------------------------------------------- verification */
+
+static double bf16_value(uint16_t x) {
+  uint32_t u = (uint32_t)x << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* Rows of `d` outputs: each element within ROW_TOLERANCE x the row's largest |ref|; NaN (the poison) never
+ * passes. Returns the number of bad elements. */
+static size_t compare_rows(km_bench *b, const char *what, const uint16_t *got, const float *ref, size_t rows, int d,
+                           const size_t *row_ids) {
+  size_t bad = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    const float *rr = ref + i * d;
+    const uint16_t *gr = got + (row_ids ? row_ids[i] : i) * d;
+    double mx = 0;
+    for (int j = 0; j < d; ++j) mx = fmax(mx, fabs(rr[j]));
+    for (int j = 0; j < d; ++j) {
+      double g = bf16_value(gr[j]), e = fabs(g - rr[j]);
+      if (!(e <= ROW_TOLERANCE * mx + 1e-6)) {
+        if (bad < 4)
+          km_bench_mismatch(b, "%s: row %zu dim %d: got %.6g, want %.6g", what, row_ids ? row_ids[i] : i, j, g, rr[j]);
+        ++bad;
+      }
+    }
+  }
+  return bad;
+}
+
+/* The sequence's cached rows (K, V or their scales: `rb` bytes per token) in token order, one copy per block. */
+static int stage_rows(km_bench *b, const attn_run *r, const void *pool, size_t rb, int seq, unsigned char *dst) {
+  cudaStream_t s = km_bench_stream(b);
+  const size_t bb = rb * r->sh.block_size;
+  const int n = (r->h_ctx[seq] + r->sh.block_size - 1) / r->sh.block_size;
+  for (int j = 0; j < n; ++j)
+    KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(dst + (size_t)j * bb, (const unsigned char *)pool +
+                                                               (size_t)r->h_table[(size_t)seq * r->mbps + j] * bb,
+                                       bb, cudaMemcpyDeviceToHost, s));
+  return 0;
+}
+
+typedef struct slice_acc {
+  double err2, ref2, dot, got2;
+} slice_acc;
+
+/* CPU reference for one sequence (KV heads < nh), compared with both device outputs; fp8: also the kernel's
+ * output against bf16 attention over the original values, accumulated into acc. */
+static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint16_t *got, const uint16_t *naive,
+                             const int32_t *sel, slice_acc *acc) {
+  cudaStream_t s = km_bench_stream(b);
+  const int ctx = r->h_ctx[seq], d = r->sh.head_dim, heads = r->sh.num_heads, ql = r->sh.q_len;
+  const int kvh = r->sh.num_kv_heads, group = heads / kvh;
+  int nh = SLICE_TOKEN_HEADS / (ctx > 0 ? ctx : 1);
+  nh = nh < 1 ? 1 : nh > kvh ? kvh : nh;
+  const size_t eb = elem_bytes(r->sh.kv), blocks = (size_t)r->mbps;
+  const size_t cap = blocks * r->sh.block_size * (size_t)kvh * d;
+  unsigned char *kr = km_bench_pinned_alloc(b, cap * eb), *vr = km_bench_pinned_alloc(b, cap * eb);
+  float *ks = NULL, *vs = NULL;
+  const int per_token = r->sh.kv != KM_ATTN_BF16 && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  if (per_token) {
+    ks = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * sizeof(float));
+    vs = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * sizeof(float));
+  }
+  uint16_t *q = km_bench_host_alloc(b, (size_t)ql * heads * d * 2);
+  float *ref = km_bench_host_alloc(b, (size_t)ql * heads * d * sizeof(float));
+  size_t *ids = km_bench_host_alloc(b, (size_t)ql * heads * sizeof(size_t));
+  if (!kr || !vr || !q || !ref || !ids || (per_token && (!ks || !vs))) return 1;
+  const size_t rb = (size_t)kvh * d * eb, sb = (size_t)kvh * sizeof(float);
+  if (stage_rows(b, r, r->k, rb, seq, kr) || stage_rows(b, r, r->v, rb, seq, vr)) return 1;
+  if (per_token && (stage_rows(b, r, r->k_scale, sb, seq, (unsigned char *)ks) ||
+                    stage_rows(b, r, r->v_scale, sb, seq, (unsigned char *)vs)))
+    return 1;
+  if (cudaMemcpyAsync(q, r->q + (size_t)seq * ql * heads * d, (size_t)ql * heads * d * 2, cudaMemcpyDeviceToHost, s) !=
+          cudaSuccess ||
+      cudaStreamSynchronize(s) != cudaSuccess) {
+    km_bench_fail(b, "staging sequence %d failed", seq);
+    return 1;
+  }
+  km_attn_ref_shape rs = {heads, kvh, d, ql, r->sh.window, (km_attn_ref_kv)r->sh.kv, per_token, 1.0f, 1.0f,
+                          r->args.sm_scale};
+  if (r->sh.kv != KM_ATTN_BF16 && !per_token) {
+    const float fmax = r->sh.kv == KM_ATTN_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
+    rs.k_scale = K_TENSOR_AMAX / fmax;
+    rs.v_scale = V_TENSOR_AMAX / fmax;
+  }
+  const int npages = r->naive.sparse_pages;
+  const int32_t *pages = sel ? sel + (size_t)seq * kvh * npages : NULL;
+  km_attn_ref_step(&rs, ctx, q, kr, vr, ks, vs, pages, npages, nh, ref);
+  /* the rows of heads served by KV heads < nh, for every query token */
+  size_t rows = 0;
+  float *packed = km_bench_host_alloc(b, (size_t)ql * heads * d * sizeof(float));
+  if (!packed) return 1;
+  for (int qi = 0; qi < ql; ++qi)
+    for (int h = 0; h < nh * group; ++h) {
+      memcpy(packed + rows * d, ref + ((size_t)qi * heads + h) * d, (size_t)d * sizeof(float));
+      ids[rows++] = ((size_t)seq * ql + qi) * heads + h;
+    }
+  size_t bad = compare_rows(b, "kernel vs CPU", got, packed, rows, d, ids) +
+               compare_rows(b, "simple kernel vs CPU", naive, packed, rows, d, ids);
+  if (r->sh.kv != KM_ATTN_BF16 && acc) {
+    /* accuracy: the same rows of bf16 attention over the values before quantization */
+    if (stage_rows(b, r, r->k16, (size_t)kvh * d * 2, seq, kr) || stage_rows(b, r, r->v16, (size_t)kvh * d * 2, seq, vr))
+      return 1;
+    KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
+    km_attn_ref_shape r16 = rs;
+    r16.kv = KM_REF_KV_BF16;
+    r16.per_token = 0;
+    km_attn_ref_step(&r16, ctx, q, kr, vr, NULL, NULL, pages, npages, nh, ref);
+    for (size_t i = 0; i < rows; ++i) {
+      const float *rr = ref + (ids[i] - (size_t)seq * ql * heads) * d;
+      for (int j = 0; j < d; ++j) {
+        double g = bf16_value(got[ids[i] * d + j]), w = rr[j];
+        acc->err2 += (g - w) * (g - w);
+        acc->ref2 += w * w;
+        acc->dot += g * w;
+        acc->got2 += g * g;
+      }
+    }
+  }
+  return bad;
+}
+
+static void verify(km_bench *b, attn_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  const size_t n = out_elems(r), d = (size_t)r->sh.head_dim;
+  uint16_t *got = km_bench_host_alloc(b, n * 2), *naive = km_bench_host_alloc(b, n * 2);
+  float *ref = km_bench_host_alloc(b, n * sizeof(float));
+  if (!got || !naive || !ref) return;
+  /* the timed step on its own buffers, output poisoned (0xFFFF is a bf16 NaN) */
+  KM_CUDA(b, cudaMemsetAsync(r->out, 0xFF, n * 2, s));
+  KM_CUDA(b, cudaMemsetAsync(r->out_check, 0xFF, n * 2, s));
+  KM_CUDA(b, enqueue(r, 0, s));
+  KM_CUDA(b, cudaGetLastError());
+  KM_CUDA(b, cudaMemcpyAsync(got, r->out, n * 2, cudaMemcpyDeviceToHost, s));
+  /* the simple kernel on the same cache (and, for Quest, the same selection) */
+  km_attn_args na = r->args;
+  na.out = r->out_check;
+  const int fast_is_naive = r->p->op == A_NAIVE;
+  if (fast_is_naive) {
+    KM_CUDA(b, km_attn_decode(&r->plan, &na, s));
+  } else {
+    KM_CUDA(b, km_attn_naive_decode(&r->naive, &na, s));
+  }
+  KM_CUDA(b, cudaGetLastError());
+  KM_CUDA(b, cudaMemcpyAsync(naive, r->out_check, n * 2, cudaMemcpyDeviceToHost, s));
+  int32_t *sel = NULL;
+  if (r->p->op == A_QUEST) {
+    size_t ns = (size_t)r->batch * r->sh.num_kv_heads * r->kpages;
+    sel = km_bench_host_alloc(b, ns * sizeof *sel);
+    if (!sel) return;
+    KM_CUDA(b, cudaMemcpyAsync(sel, r->selected, ns * sizeof *sel, cudaMemcpyDeviceToHost, s));
+  }
+  KM_CUDA(b, cudaStreamSynchronize(s));
+  /* whole output: the timed step against the simple kernel, row by row */
+  for (size_t i = 0; i < n; ++i) ref[i] = (float)bf16_value(fast_is_naive ? got[i] : naive[i]);
+  const uint16_t *fast = fast_is_naive ? naive : got;
+  size_t bad = compare_rows(b, fast_is_naive ? "simple kernel vs decode kernel" : "decode kernel vs simple kernel", fast,
+                            ref, n / d, (int)d, NULL);
+  /* slice: the first and the last sequence on the CPU */
+  slice_acc acc = {0, 0, 0, 0};
+  bad += check_sequence(b, r, 0, got, naive, sel, &acc);
+  if (r->batch > 1) bad += check_sequence(b, r, r->batch - 1, got, naive, sel, &acc);
+  KM_RETURN_IF_STOPPED(b);
+  char tol[160];
+  snprintf(tol, sizeof tol, "each output within 1/64 of its row's max |value| of the simple kernel (all %zu rows) and "
+                            "of the CPU fp64 reference (first and last sequence)", n / d);
+  km_bench_verified(b, bad, n, tol);
+  if (r->sh.kv != KM_ATTN_BF16 && acc.ref2 > 0) {
+    km_bench_counter(b, "rel_err_vs_bf16", sqrt(acc.err2 / acc.ref2));
+    km_bench_counter(b, "cosine_vs_bf16", acc.dot / sqrt(acc.ref2 * (acc.got2 > 0 ? acc.got2 : 1)));
+  }
+}
+
+/* ---------------------------------------------------------------- the case */
+
+static km_work work_of(const attn_run *r) {
+  km_work w;
+  memset(&w, 0, sizeof w);
+  const km_attn_plan *pl = r->p->op == A_GATHER_DECODE ? &r->cplan : &r->plan;
+  const double kv = km_attn_kv_bytes_read(pl);
+  const double tokens_read = kv / 2 / (double)row_bytes(r);
+  const double part = km_attn_partial_bytes(pl);
+  const double qo = (double)out_elems(r) * 2;
+  w.bytes_read = kv + qo + part + tokens_read / KM_ATTN_TILE * 4 * r->sh.num_kv_heads;
+  if (r->sh.kv != KM_ATTN_BF16 && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD)
+    w.bytes_read += tokens_read * r->sh.num_kv_heads * 2 * sizeof(float);
+  w.bytes_written = qo + part;
+  if (r->p->op == A_QUEST) {
+    const double rows = (double)r->batch * r->sh.num_kv_heads, pages = r->ss.tokens / 16.0;
+    w.bytes_read += rows * pages * 2 * r->sh.head_dim * 2 + rows * pages * 4 + rows * r->kpages * 4;
+    w.bytes_written += rows * pages * 4 + rows * r->kpages * 4;
+  }
+  if (r->p->op == A_GATHER_DECODE) {
+    const double g = 2.0 * (double)km_paged_output_bytes(&r->pg);
+    w.bytes_read += g;
+    w.bytes_written += g;
+  }
+  double ctx_tokens = 0;
+  for (int i = 0; i < r->batch; ++i) ctx_tokens += r->h_ctx[i];
+  w.tokens = ctx_tokens; /* ns per context token of one layer's step */
+  w.layers = 1;
+  return w;
+}
+
+static const char *kv_name(const km_attn_shape *s) {
+  if (s->kv == KM_ATTN_BF16) return "bf16";
+  if (s->kv == KM_ATTN_FP8_E4M3) return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e4m3 per token-head" : "fp8 e4m3 per tensor";
+  return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e5m2 per token-head" : "fp8 e5m2 per tensor";
+}
+
+static void run_attn(km_bench *b, const void *params) {
+  const attn_params *p = params;
+  attn_run r;
+  memset(&r, 0, sizeof r);
+  setup(b, p, &r);
+  KM_RETURN_IF_STOPPED(b);
+  if (km_bench_verify_enabled(b)) verify(b, &r);
+  KM_RETURN_IF_STOPPED(b);
+  km_work w = work_of(&r);
+  km_bench_measure(b, enqueue, &r, &w);
+  double ctx_tokens = w.tokens;
+  km_bench_counter(b, "batch_seqs", r.batch);
+  km_bench_counter(b, "context_tokens", ctx_tokens);
+  km_bench_counter(b, "chunks", r.plan.num_chunks);
+  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s",
+                 r.sh.num_heads, r.sh.num_kv_heads, r.sh.head_dim, kv_name(&r.sh), r.batch,
+                 p->skewed ? "long-tailed, " : "", ctx_tokens, r.sh.block_size, r.sh.q_len,
+                 p->window ? ", window" : "", p->op == A_QUEST ? ", Quest pages" : "", r.plan.num_chunks,
+                 r.plan.chunk_tiles, p->evicted_from ? ", compacted cache" : "");
+}
+
+/* ---------------------------------------------------------------- the sweep */
+
+#define BF KM_ATTN_BF16
+#define E4 KM_ATTN_FP8_E4M3
+#define E5 KM_ATTN_FP8_E5M2
+#define TEN KM_ATTN_SCALE_TENSOR
+#define TOK KM_ATTN_SCALE_TOKEN_HEAD
+#define P(name, op, h, kvh, d, kv, sc, b, ctx, bs, ql, w, skew, budget, from) \
+  static const attn_params name = {op, h, kvh, d, kv, sc, b, ctx, bs, ql, w, skew, budget, from}
+
+/* the batch x context grid, GQA 32:8 d128, bf16 and fp8 e4m3 per token-head */
+#define GRID(X)                                                                                         \
+  X(1, 1024, 1k) X(1, 4096, 4k) X(1, 16384, 16k) X(1, 32768, 32k) X(1, 131072, 128k)                    \
+  X(4, 1024, 1k) X(4, 4096, 4k) X(4, 16384, 16k) X(4, 32768, 32k) X(4, 131072, 128k)                    \
+  X(16, 1024, 1k) X(16, 4096, 4k) X(16, 16384, 16k) X(16, 32768, 32k) X(16, 131072, 128k)               \
+  X(64, 1024, 1k) X(64, 4096, 4k) X(64, 16384, 16k) X(64, 32768, 32k) X(64, 131072, 128k)               \
+  X(256, 1024, 1k) X(256, 4096, 4k) X(256, 16384, 16k) X(256, 32768, 32k) X(256, 131072, 128k)
+#define GRID_PARAMS(b, c, cs)                                                  \
+  P(bf16_b##b##_##cs, A_DECODE, 32, 8, 128, BF, TEN, b, c, 16, 1, 0, 0, 0, 0); \
+  P(fp8_b##b##_##cs, A_DECODE, 32, 8, 128, E4, TOK, b, c, 16, 1, 0, 0, 0, 0);
+GRID(GRID_PARAMS)
+
+/* layouts, head dims, formats, block sizes, q_len, skew */
+P(mha_b1_16k, A_DECODE, 32, 32, 128, BF, TEN, 1, 16384, 16, 1, 0, 0, 0, 0);
+P(mha_b16_16k, A_DECODE, 32, 32, 128, BF, TEN, 16, 16384, 16, 1, 0, 0, 0, 0);
+P(mha_b16_32k, A_DECODE, 32, 32, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(gqa64_b1_32k, A_DECODE, 64, 8, 128, BF, TEN, 1, 32768, 16, 1, 0, 0, 0, 0);
+P(gqa64_b16_32k, A_DECODE, 64, 8, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(mqa_b1_32k, A_DECODE, 32, 1, 128, BF, TEN, 1, 32768, 16, 1, 0, 0, 0, 0);
+P(mqa_b16_32k, A_DECODE, 32, 1, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(d64_b16_32k, A_DECODE, 32, 8, 64, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(d256_b16_32k, A_DECODE, 16, 8, 256, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(e4t_b16_32k, A_DECODE, 32, 8, 128, E4, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(e5k_b16_32k, A_DECODE, 32, 8, 128, E5, TOK, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(bs32_b16_32k, A_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 32, 1, 0, 0, 0, 0);
+P(bs64_b16_32k, A_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 64, 1, 0, 0, 0, 0);
+P(bs128_b16_32k, A_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 128, 1, 0, 0, 0, 0);
+P(q2_b16_32k, A_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 16, 2, 0, 0, 0, 0);
+P(q4_b16_32k, A_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 16, 4, 0, 0, 0, 0);
+P(skew_b64_32k, A_DECODE, 32, 8, 128, BF, TEN, 64, 32768, 16, 1, 0, 1, 0, 0);
+P(skew_fp8_b64_32k, A_DECODE, 32, 8, 128, E4, TOK, 64, 32768, 16, 1, 0, 1, 0, 0);
+/* techniques: sliding window, compacted cache, Quest */
+P(win_b1_128k, A_DECODE, 32, 8, 128, BF, TEN, 1, 131072, 16, 1, 4096, 0, 0, 0);
+P(win_b16_128k, A_DECODE, 32, 8, 128, BF, TEN, 16, 131072, 16, 1, 4096, 0, 0, 0);
+P(evict_b16_2k, A_DECODE, 32, 8, 128, BF, TEN, 16, 2048, 16, 1, 0, 0, 0, 32768);
+P(quest_b1_32k, A_QUEST, 32, 8, 128, BF, TEN, 1, 32768, 16, 1, 0, 0, 2048, 0);
+P(quest_b16_32k, A_QUEST, 32, 8, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 2048, 0);
+/* the --model's shape */
+P(model_bf16, A_DECODE, 0, 0, 0, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(model_fp8, A_DECODE, 0, 0, 0, E4, TOK, 16, 32768, 16, 1, 0, 0, 0, 0);
+/* baselines */
+P(naive_b1_32k, A_NAIVE, 32, 8, 128, BF, TEN, 1, 32768, 16, 1, 0, 0, 0, 0);
+P(naive_b16_32k, A_NAIVE, 32, 8, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+P(naive_b64_4k, A_NAIVE, 32, 8, 128, BF, TEN, 64, 4096, 16, 1, 0, 0, 0, 0);
+P(gather_b1_32k, A_GATHER_DECODE, 32, 8, 128, BF, TEN, 1, 32768, 16, 1, 0, 0, 0, 0);
+P(gather_b16_32k, A_GATHER_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
+/* quick (and --smoke-sized) points */
+P(quick_bf16, A_DECODE, 32, 8, 128, BF, TEN, 4, 4096, 16, 1, 0, 0, 0, 0);
+P(quick_fp8, A_DECODE, 32, 8, 128, E4, TOK, 4, 4096, 16, 1, 0, 0, 0, 0);
+
+#define T_GQA "gqa"
+#define SUM_DEC "one decode step of attention over the paged cache (split-KV, GQA-aware, tensor cores)"
+#define SUM_FP8 "the same step over an fp8 e4m3 cache with per-token-head scales, dequantized in registers"
+#define NAIVE_B1 "baseline/attn/naive/gqa32x8/d128/bf16/b1/ctx32k"
+#define NAIVE_B16 "baseline/attn/naive/gqa32x8/d128/bf16/b16/ctx32k"
+#define NAIVE_B64 "baseline/attn/naive/gqa32x8/d128/bf16/b64/ctx4k"
+#define GRID_ROWS(b, c, cs)                                                                                    \
+  {"attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, T_GQA, SUM_DEC, run_attn, &bf16_b##b##_##cs, 0, NULL},     \
+      {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b" #b "/ctx" #cs, "kv_quant", SUM_FP8, run_attn,             \
+       &fp8_b##b##_##cs, 0, "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs},
+
+static const km_case attn_cases[] = {
+    GRID(GRID_ROWS)
+    {"attn/decode/mha32x32/d128/bf16/b1/ctx16k", T_GQA, "MHA (32 KV heads): 4x the bytes of GQA 32:8", run_attn,
+     &mha_b1_16k, 0, "attn/decode/gqa32x8/d128/bf16/b1/ctx16k"},
+    {"attn/decode/mha32x32/d128/bf16/b16/ctx16k", T_GQA, "MHA (32 KV heads): 4x the bytes of GQA 32:8", run_attn,
+     &mha_b16_16k, 0, "attn/decode/gqa32x8/d128/bf16/b16/ctx16k"},
+    {"attn/decode/mha32x32/d128/bf16/b16/ctx32k", T_GQA, "MHA (32 KV heads): 4x the bytes of GQA 32:8", run_attn,
+     &mha_b16_32k, 0, "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa64x8/d128/bf16/b1/ctx32k", T_GQA, "GQA 64:8 (Llama-3-70B): 8 query heads per KV head",
+     run_attn, &gqa64_b1_32k, 0, NULL},
+    {"attn/decode/gqa64x8/d128/bf16/b16/ctx32k", T_GQA, "GQA 64:8 (Llama-3-70B): 8 query heads per KV head",
+     run_attn, &gqa64_b16_32k, 0, NULL},
+    {"attn/decode/mqa32x1/d128/bf16/b1/ctx32k", T_GQA, "MQA (one KV head for 32 query heads)", run_attn, &mqa_b1_32k,
+     0, NULL},
+    {"attn/decode/mqa32x1/d128/bf16/b16/ctx32k", T_GQA, "MQA (one KV head for 32 query heads)", run_attn,
+     &mqa_b16_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d64/bf16/b16/ctx32k", T_GQA, SUM_DEC, run_attn, &d64_b16_32k, 0, NULL},
+    {"attn/decode/gqa16x8/d256/bf16/b16/ctx32k", T_GQA, SUM_DEC, run_attn, &d256_b16_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tensor/b16/ctx32k", "kv_quant",
+     "fp8 e4m3 cache with one static scale each for K and V", run_attn, &e4t_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/fp8_e5m2_tokhead/b16/ctx32k", "kv_quant",
+     "fp8 e5m2 cache with per-token-head scales", run_attn, &e5k_b16_32k, 0, "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs64", "paged", SUM_DEC, run_attn, &bs64_b16_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs128", "paged", SUM_DEC, run_attn, &bs128_b16_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/q2", T_GQA, "speculative decoding: 2 query tokens per sequence",
+     run_attn, &q2_b16_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/q4", T_GQA, "speculative decoding: 4 query tokens per sequence",
+     run_attn, &q4_b16_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d128/bf16/b64/ctx32k/skewed", T_GQA,
+     "64 sequences, long-tailed lengths (Pareto from 256 tokens), the first at 32K", run_attn, &skew_b64_32k, 0, NULL},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b64/ctx32k/skewed", "kv_quant",
+     "64 sequences, long-tailed lengths, fp8 e4m3 per token-head", run_attn, &skew_fp8_b64_32k, 0, NULL},
+    {"attn/window/w4096/gqa32x8/d128/bf16/b1/ctx128k", "sliding_window",
+     "sliding window of 4096 tokens at context 128K: only the last 4096 are read", run_attn, &win_b1_128k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
+    {"attn/window/w4096/gqa32x8/d128/bf16/b16/ctx128k", "sliding_window",
+     "sliding window of 4096 tokens at context 128K: only the last 4096 are read", run_attn, &win_b16_128k,
+     KM_CASE_REPRESENTATIVE, "attn/decode/gqa32x8/d128/bf16/b16/ctx4k"},
+    {"attn/evicted/kept2048_of_32k/gqa32x8/d128/bf16/b16", "eviction",
+     "a cache compacted by eviction to 2048 of 32K tokens is the dense step at the kept length", run_attn,
+     &evict_b16_2k, KM_CASE_REPRESENTATIVE, "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "sparse_read",
+     "Quest step: page scores, top-k pages per KV head, attention over the 2048 selected tokens", run_attn,
+     &quest_b1_32k, 0, "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
+    {"attn/quest/budget2048/gqa32x8/d128/bf16/b16/ctx32k", "sparse_read",
+     "Quest step: page scores, top-k pages per KV head, attention over the 2048 selected tokens", run_attn,
+     &quest_b16_32k, KM_CASE_REPRESENTATIVE, "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/model/bf16/b16/ctx32k", T_GQA, "the --model's heads and head_dim, bf16, batch 16 x 32K", run_attn,
+     &model_bf16, KM_CASE_REPRESENTATIVE, NULL},
+    {"attn/decode/model/fp8_e4m3_tokhead/b16/ctx32k", "kv_quant",
+     "the --model's heads and head_dim, fp8 e4m3 per token-head, batch 16 x 32K", run_attn, &model_fp8,
+     KM_CASE_REPRESENTATIVE, "attn/decode/model/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick", T_GQA, SUM_DEC, run_attn, &quick_bf16, KM_CASE_QUICK, NULL},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick", "kv_quant", SUM_FP8, run_attn, &quick_fp8,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
+     &naive_b1_32k, KM_CASE_BASELINE, NULL},
+    {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
+     &naive_b16_32k, KM_CASE_BASELINE, NULL},
+    {NAIVE_B64, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
+     &naive_b64_4k, KM_CASE_BASELINE | KM_CASE_QUICK, NULL},
+    {"baseline/attn/gather_then_decode/gqa32x8/d128/bf16/b1/ctx32k", T_GQA,
+     "gather K and V to contiguous memory (paged family), then the decode kernel over it", run_attn, &gather_b1_32k,
+     KM_CASE_BASELINE, NULL},
+    {"baseline/attn/gather_then_decode/gqa32x8/d128/bf16/b16/ctx32k", T_GQA,
+     "gather K and V to contiguous memory (paged family), then the decode kernel over it", run_attn, &gather_b16_32k,
+     KM_CASE_BASELINE, NULL},
+};
+
+const km_case_table km_attn_table = {attn_cases, sizeof attn_cases / sizeof attn_cases[0]};
