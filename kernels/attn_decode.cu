@@ -569,9 +569,11 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   }
   total_tiles *= s->num_kv_heads;
   if (chunk_tiles <= 0) {
-    // enough items for two waves of the resident warps, but no chunk under 4 tiles (64 tokens)
+    // (sequence, KV head) items fill the resident warps already: one chunk each. Else cut them so that
+    // there are items for two waves, no chunk under 4 tiles (64 tokens); each sequence's chunks even.
     const long long want = 2LL * (target_warps > 0 ? target_warps : 1);
     long long ct = (total_tiles + want - 1) / want;
+    if ((long long)batch * s->num_kv_heads >= (target_warps > 0 ? target_warps : 1)) ct = 1 << 30;
     chunk_tiles = (int)(ct < 4 ? 4 : ct > (1 << 30) ? (1 << 30) : ct);
   }
   p->shape = *s;
@@ -603,13 +605,14 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   for (int b = 0; b < batch; ++b) {
     const int first = sparse_pages > 0 ? 0 : first_tile_of(s, context_lens[b]);
     const int n = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
+    const int nc = (n + chunk_tiles - 1) / chunk_tiles;
     p->seq_chunk0[b] = k;
-    p->seq_chunks[b] = (n + chunk_tiles - 1) / chunk_tiles;
-    if (p->seq_chunks[b] > 1) p->split = 1;
-    for (int t = 0; t < n; t += chunk_tiles, ++k) {
+    p->seq_chunks[b] = nc;
+    if (nc > 1) p->split = 1;
+    for (int j = 0; j < nc; ++j, ++k) {  // chunk j: tiles [n*j/nc, n*(j+1)/nc), sizes differ by at most 1
       p->chunk_seq[k] = b;
-      p->chunk_begin[k] = first + t;
-      p->chunk_end[k] = first + (t + chunk_tiles < n ? t + chunk_tiles : n);
+      p->chunk_begin[k] = first + (int)((long long)n * j / nc);
+      p->chunk_end[k] = first + (int)((long long)n * (j + 1) / nc);
     }
   }
   return 0;

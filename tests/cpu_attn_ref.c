@@ -1,0 +1,187 @@
+/* CPU tests of the attn/ family's host side: the fp64 reference step (micro/attn_ref.c) on cases with
+ * known answers (constant values, one visible token, a window of one, GQA head mapping, selected pages,
+ * fp8 decoding), and the planner of kernels/attn_decode.cu (every visible tile in exactly one chunk, the
+ * split decision, the window's first tile, the byte counts). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_decode.h"
+#include "attn_ref.h"
+#include "test_util.h"
+
+static uint16_t bf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)(u >> 16); /* the values used here are exact in bf16 */
+}
+
+enum { D = 64 };
+
+/* ctx tokens, 2 KV heads, 4 query heads; K random-ish, V[t][h][i] = vfun(t, h, i). */
+static void fill(int ctx, uint16_t *k, uint16_t *v, uint16_t *q, int q_len, float (*vfun)(int, int, int)) {
+  uint64_t st = 42;
+  for (int t = 0; t < ctx; ++t)
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < D; ++i) {
+        k[((size_t)t * 2 + h) * D + i] = bf((float)((int)(km_test_rng_next(&st) % 9) - 4) / 4.0f);
+        v[((size_t)t * 2 + h) * D + i] = bf(vfun(t, h, i));
+      }
+  for (int j = 0; j < q_len * 4 * D; ++j) q[j] = bf((float)((int)(km_test_rng_next(&st) % 9) - 4) / 2.0f);
+}
+
+static float v_const(int t, int h, int i) { return h == 0 ? 1.5f : -2.0f; }
+static float v_token(int t, int h, int i) { return (float)t + (float)(i % 2) * 0.5f; }
+
+static void test_constant_values(void) {
+  const int ctx = 37;
+  uint16_t k[37 * 2 * D], v[37 * 2 * D], q[4 * D];
+  fill(ctx, k, v, q, 1, v_const);
+  km_attn_ref_shape s = {4, 2, D, 1, 0, KM_REF_KV_BF16, 0, 1, 1, 0.125f};
+  float out[4 * D];
+  km_attn_ref_step(&s, ctx, q, k, v, NULL, NULL, NULL, 0, 2, out);
+  for (int h = 0; h < 4; ++h)
+    for (int i = 0; i < D; ++i) KM_EXPECT_NEAR(out[h * D + i], h < 2 ? 1.5 : -2.0, 1e-6); /* heads 0,1 -> KV 0 */
+}
+
+static void test_one_token_and_window(void) {
+  const int ctx = 20;
+  uint16_t k[20 * 2 * D], v[20 * 2 * D], q[3 * 4 * D];
+  fill(ctx, k, v, q, 3, v_token);
+  float out[3 * 4 * D];
+  /* context 1: the output is that token's V */
+  km_attn_ref_shape s1 = {4, 2, D, 1, 0, KM_REF_KV_BF16, 0, 1, 1, 0.125f};
+  km_attn_ref_step(&s1, 1, q, k, v, NULL, NULL, NULL, 0, 2, out);
+  for (int i = 0; i < D; ++i) KM_EXPECT_NEAR(out[i], (i % 2) * 0.5, 1e-6);
+  /* window 1, q_len 3: query i sees only position ctx - 3 + i */
+  km_attn_ref_shape s3 = {4, 2, D, 3, 1, KM_REF_KV_BF16, 0, 1, 1, 0.125f};
+  km_attn_ref_step(&s3, ctx, q, k, v, NULL, NULL, NULL, 0, 2, out);
+  for (int qi = 0; qi < 3; ++qi)
+    for (int h = 0; h < 4; ++h) KM_EXPECT_NEAR(out[(qi * 4 + h) * D + 5], (float)(ctx - 3 + qi) + 0.5f, 1e-5);
+  /* pages: page 1 only (tokens 16..19 of a 20-token context) */
+  int32_t pages[2] = {1, 1};
+  km_attn_ref_step(&s1, ctx, q, k, v, NULL, NULL, pages, 1, 2, out);
+  for (int h = 0; h < 4; ++h) KM_EXPECT(out[h * D] >= 16.0f - 1e-4 && out[h * D] <= 19.0f + 1e-4);
+}
+
+/* The softmax weights by brute force in float for a 3-token case. */
+static void test_softmax(void) {
+  const int ctx = 3;
+  uint16_t k[3 * 2 * D], v[3 * 2 * D], q[4 * D];
+  fill(ctx, k, v, q, 1, v_token);
+  km_attn_ref_shape s = {4, 2, D, 1, 0, KM_REF_KV_BF16, 0, 1, 1, 0.125f};
+  float out[4 * D];
+  km_attn_ref_step(&s, ctx, q, k, v, NULL, NULL, NULL, 0, 2, out);
+  for (int h = 0; h < 4; ++h) {
+    int kvh = h / 2;
+    double sc[3], mx = -1e30, sum = 0;
+    for (int t = 0; t < 3; ++t) {
+      double dot = 0;
+      for (int i = 0; i < D; ++i)
+        dot += km_attn_ref_elem(q, (size_t)h * D + i, KM_REF_KV_BF16) * km_attn_ref_elem(k, ((size_t)t * 2 + kvh) * D + i, KM_REF_KV_BF16);
+      sc[t] = dot * 0.125;
+      mx = sc[t] > mx ? sc[t] : mx;
+    }
+    for (int t = 0; t < 3; ++t) sum += (sc[t] = exp(sc[t] - mx));
+    double want = (sc[0] * 0 + sc[1] * 1 + sc[2] * 2) / sum + 0.5;
+    KM_EXPECT_NEAR(out[h * D + 7], want, 1e-5);
+  }
+}
+
+static void test_fp8(void) {
+  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0x38}, 0, KM_REF_KV_E4M3), 1.0, 0);
+  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0xC0}, 0, KM_REF_KV_E4M3), -2.0, 0);
+  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0x3C}, 0, KM_REF_KV_E5M2), 1.0, 0);
+  /* per-token V scale: one token, code 1.0, scale 0.25 -> 0.25 */
+  uint8_t k[2 * D], v[2 * D];
+  memset(k, 0x38, sizeof k);
+  memset(v, 0x38, sizeof v);
+  uint16_t q[4 * D];
+  for (int i = 0; i < 4 * D; ++i) q[i] = bf(1.0f);
+  float ks[2] = {0.5f, 0.5f}, vs[2] = {0.25f, 4.0f}, out[4 * D];
+  km_attn_ref_shape s = {4, 2, D, 1, 0, KM_REF_KV_E4M3, 1, 1, 1, 0.125f};
+  km_attn_ref_step(&s, 1, q, k, v, ks, vs, NULL, 0, 2, out);
+  KM_EXPECT_NEAR(out[0], 0.25, 1e-7);
+  KM_EXPECT_NEAR(out[3 * D], 4.0, 1e-7);
+  double rel, cosv;
+  float a[3] = {1, 2, 3}, b[3] = {1, 2, 3}, c[3] = {-1, -2, -3};
+  km_attn_ref_compare(a, b, 3, &rel, &cosv);
+  KM_EXPECT_NEAR(rel, 0, 0);
+  KM_EXPECT_NEAR(cosv, 1, 1e-12);
+  km_attn_ref_compare(c, b, 3, &rel, &cosv);
+  KM_EXPECT_NEAR(rel, 2, 1e-12);
+  KM_EXPECT_NEAR(cosv, -1, 1e-12);
+}
+
+/* Planner: chunks cover each sequence's visible tiles exactly once, in order. */
+static void check_plan(const km_attn_shape *sh, int batch, const int32_t *ctx, int sparse, int chunk, int warps) {
+  km_attn_plan p;
+  char err[200];
+  int mb = 0;
+  for (int i = 0; i < batch; ++i) mb = (ctx[i] + sh->block_size - 1) / sh->block_size > mb ? (ctx[i] + sh->block_size - 1) / sh->block_size : mb;
+  KM_EXPECT(km_attn_plan_make(&p, sh, batch, ctx, mb, sparse, chunk, warps, err, sizeof err) == 0);
+  double tiles = 0;
+  int split = 0;
+  for (int i = 0; i < batch; ++i) {
+    int lo = sh->window > 0 ? ctx[i] - sh->q_len - sh->window + 1 : 0;
+    lo = lo < 0 ? 0 : lo;
+    int first = sparse ? 0 : lo / 16, last = sparse ? sparse : (ctx[i] + 15) / 16;
+    int expect = first;
+    KM_EXPECT(p.seq_chunks[i] >= 1);
+    split |= p.seq_chunks[i] > 1;
+    for (int c = p.seq_chunk0[i]; c < p.seq_chunk0[i] + p.seq_chunks[i]; ++c) {
+      KM_EXPECT_MSG(p.chunk_seq[c] == i && p.chunk_begin[c] == expect && p.chunk_end[c] > p.chunk_begin[c],
+                    "seq %d chunk %d: [%d, %d) expected from %d", i, c, p.chunk_begin[c], p.chunk_end[c], expect);
+      KM_EXPECT(p.chunk_end[c] - p.chunk_begin[c] <= p.chunk_tiles);
+      expect = p.chunk_end[c];
+    }
+    KM_EXPECT_MSG(expect == last, "seq %d covers to %d, expected %d", i, expect, last);
+    tiles += last - first;
+  }
+  KM_EXPECT(p.split == split);
+  KM_EXPECT_NEAR(km_attn_kv_bytes_read(&p), 2.0 * tiles * 16 * sh->num_kv_heads * sh->head_dim * (sh->kv ? 1 : 2), 0);
+  if (!split) KM_EXPECT(km_attn_workspace_bytes(&p) == 0);
+  km_attn_plan_free(&p);
+}
+
+static void test_planner(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  const int32_t one[1] = {32768}, many[5] = {1, 16, 17, 5000, 300};
+  check_plan(&sh, 1, one, 0, 0, 1584);  /* one long sequence: split across the GPU */
+  check_plan(&sh, 5, many, 0, 0, 1584);
+  check_plan(&sh, 5, many, 0, 3, 0);
+  km_attn_plan p;
+  char err[200];
+  /* a big batch fills the GPU without splitting */
+  int32_t big[256];
+  for (int i = 0; i < 256; ++i) big[i] = 4096;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 256, big, 256, 0, 0, 1584, err, sizeof err) == 0);
+  KM_EXPECT(p.split == 0 && p.num_chunks == 256);
+  km_attn_plan_free(&p);
+  /* batch 1 x 32K: enough items for two waves of 1584 warps */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, one, 2048, 0, 0, 1584, err, sizeof err) == 0);
+  KM_EXPECT(p.split == 1 && (long long)p.num_chunks * 8 >= 2 * 1584 / 2);
+  km_attn_plan_free(&p);
+  sh.window = 4096;
+  const int32_t w[2] = {131072, 100};
+  check_plan(&sh, 2, w, 0, 0, 1584);
+  sh.window = 0;
+  check_plan(&sh, 2, w, 5, 0, 1584); /* Quest: 5 selected pages */
+  check_plan(&sh, 1, one, 128, 0, 1584);
+  sh.kv = KM_ATTN_FP8_E4M3;
+  check_plan(&sh, 5, many, 0, 0, 1584);
+  /* bad input */
+  const int32_t zero[1] = {0};
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, zero, 1, 0, 0, 100, err, sizeof err) == -1);
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 0, zero, 1, 0, 0, 100, err, sizeof err) == -1);
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, one, 10, 0, 0, 100, err, sizeof err) == -1);
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, many, 1, 2, 0, 100, err, sizeof err) == -1); /* 2 pages of a 1-token ctx */
+}
+
+int main(void) {
+  test_constant_values();
+  test_one_token_and_window();
+  test_softmax();
+  test_fp8();
+  test_planner();
+  return km_test_finish("cpu_attn_ref");
+}

@@ -1,0 +1,280 @@
+/* GPU test of the decode attention step (kernels/attn_decode.cu) and the simple kernel it is checked
+ * against (baselines/attn_naive.cu), both against the fp64 CPU reference on random data: every layout
+ * (MHA, GQA, MQA), head_dim 64/128/256, bf16 and fp8 (e4m3, e5m2; per-tensor and per-token-head scales),
+ * q_len 1-4, block sizes 16-128, context 1, contexts that end inside a block, a window longer than the
+ * context, selected pages up to every page, one long and many short sequences, and forced splits. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "attn_baselines.h"
+#include "attn_decode.h"
+#include "attn_ref.h"
+#include "test_util.h"
+
+typedef struct tcase {
+  const char *what;
+  int heads, kv_heads, d, bs, q_len, window;
+  km_attn_kv kv;
+  km_attn_scale scale;
+  int batch;
+  const int *ctx;
+  int sparse_pages; /* > 0: random distinct pages (capped at each sequence's page count) */
+  int chunk_tiles;  /* 0: the planner's choice */
+} tcase;
+
+static uint16_t to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+static float from_bf16(uint16_t x) {
+  uint32_t u = (uint32_t)x << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* A random finite fp8 code of about unit size. */
+static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
+  for (;;) {
+    uint8_t c = (uint8_t)km_test_rng_next(st);
+    if (kv == KM_ATTN_FP8_E4M3 && (c & 0x7f) == 0x7f) continue;     /* NaN */
+    if (kv == KM_ATTN_FP8_E5M2 && (c & 0x7c) == 0x7c) continue;     /* Inf / NaN */
+    int e = kv == KM_ATTN_FP8_E4M3 ? (c >> 3) & 0xf : (c >> 2) & 0x1f; /* keep magnitudes within ~2^4 of 1 */
+    int bias = kv == KM_ATTN_FP8_E4M3 ? 7 : 15;
+    if (e > bias + 3 || e < bias - 6) continue;
+    return c;
+  }
+}
+
+static void run_case(const tcase *t, int check_naive) {
+  uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->d * 7 + t->kv * 3 + t->batch + t->q_len * 17 +
+                                                    t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
+  km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale};
+  const int d = t->d, kvh = t->kv_heads;
+  const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
+  int mbps = 1;
+  size_t blocks = 0;
+  for (int i = 0; i < t->batch; ++i) {
+    int n = (t->ctx[i] + t->bs - 1) / t->bs;
+    mbps = n > mbps ? n : mbps;
+    blocks += (size_t)n;
+  }
+  blocks += 3; /* unused blocks in the pool */
+  /* a random permutation of pool blocks, handed out in order */
+  int32_t *perm = malloc((size_t)blocks * sizeof *perm), *table = calloc((size_t)t->batch * mbps, sizeof *table);
+  for (size_t i = 0; i < blocks; ++i) perm[i] = (int32_t)i;
+  for (size_t i = blocks - 1; i > 0; --i) {
+    size_t j = (size_t)(km_test_rng_next(&st) % (uint64_t)(i + 1));
+    int32_t x = perm[i];
+    perm[i] = perm[j];
+    perm[j] = x;
+  }
+  size_t k = 0;
+  for (int i = 0; i < t->batch; ++i)
+    for (int j = 0; j < (t->ctx[i] + t->bs - 1) / t->bs; ++j) table[(size_t)i * mbps + j] = perm[k++];
+  const size_t rows = blocks * t->bs, n = rows * row_elems;
+  unsigned char *kc = malloc(n * eb), *vc = malloc(n * eb);
+  float *ks = malloc(rows * kvh * sizeof(float)), *vs = malloc(rows * kvh * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    if (eb == 2) {
+      float kx = km_test_rng_normal(&st) * (((i % d) % 32) == 7 ? 8.f : 1.f), vx = km_test_rng_normal(&st);
+      ((uint16_t *)kc)[i] = to_bf16(kx);
+      ((uint16_t *)vc)[i] = to_bf16(vx);
+    } else {
+      kc[i] = rand_fp8(&st, t->kv);
+      vc[i] = rand_fp8(&st, t->kv);
+    }
+  }
+  for (size_t i = 0; i < rows * kvh; ++i) {
+    ks[i] = 0.02f + 0.1f * (float)(km_test_rng_next(&st) % 1000) / 1000.f;
+    vs[i] = 0.02f + 0.1f * (float)(km_test_rng_next(&st) % 1000) / 1000.f;
+  }
+  const int per_token = t->kv != KM_ATTN_BF16 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  const size_t qn = (size_t)t->batch * t->q_len * t->heads * d;
+  uint16_t *q = malloc(qn * 2);
+  for (size_t i = 0; i < qn; ++i) q[i] = to_bf16(km_test_rng_normal(&st));
+  /* selected pages: distinct, random, per (sequence, KV head) */
+  int32_t *sel = NULL;
+  int sp = t->sparse_pages;
+  if (sp > 0) {
+    for (int i = 0; i < t->batch; ++i) {
+      int pages = (t->ctx[i] + 15) / 16;
+      sp = pages < sp ? pages : sp;
+    }
+    sel = malloc((size_t)t->batch * kvh * sp * sizeof *sel);
+    for (int i = 0; i < t->batch; ++i) {
+      int pages = (t->ctx[i] + 15) / 16;
+      for (int h = 0; h < kvh; ++h) {
+        int32_t *s = sel + ((size_t)i * kvh + h) * sp;
+        int got = 0;
+        while (got < sp) {
+          int cand = (int)(km_test_rng_next(&st) % (uint64_t)pages), dup = 0;
+          for (int j = 0; j < got; ++j) dup |= s[j] == cand;
+          if (!dup) s[got++] = cand;
+        }
+      }
+    }
+  }
+  /* device */
+  void *dk, *dv, *dq, *dout, *dout2, *dks, *dvs, *dtab, *dctx, *dsel = NULL, *ws = NULL;
+  KM_EXPECT_CUDA(cudaMalloc(&dk, n * eb));
+  KM_EXPECT_CUDA(cudaMalloc(&dv, n * eb));
+  KM_EXPECT_CUDA(cudaMalloc(&dks, rows * kvh * sizeof(float)));
+  KM_EXPECT_CUDA(cudaMalloc(&dvs, rows * kvh * sizeof(float)));
+  KM_EXPECT_CUDA(cudaMalloc(&dq, qn * 2));
+  KM_EXPECT_CUDA(cudaMalloc(&dout, qn * 2));
+  KM_EXPECT_CUDA(cudaMalloc(&dout2, qn * 2));
+  KM_EXPECT_CUDA(cudaMalloc(&dtab, (size_t)t->batch * mbps * 4));
+  KM_EXPECT_CUDA(cudaMalloc(&dctx, (size_t)t->batch * 4));
+  KM_EXPECT_CUDA(cudaMemcpy(dk, kc, n * eb, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dv, vc, n * eb, cudaMemcpyHostToDevice));
+  float tk = 0.07f, tv = 0.05f; /* per-tensor scales */
+  KM_EXPECT_CUDA(cudaMemcpy(dks, per_token ? ks : &tk, per_token ? rows * kvh * 4 : 4, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dvs, per_token ? vs : &tv, per_token ? rows * kvh * 4 : 4, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dq, q, qn * 2, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dtab, table, (size_t)t->batch * mbps * 4, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dctx, t->ctx, (size_t)t->batch * 4, cudaMemcpyHostToDevice));
+  if (sel) {
+    KM_EXPECT_CUDA(cudaMalloc(&dsel, (size_t)t->batch * kvh * sp * 4));
+    KM_EXPECT_CUDA(cudaMemcpy(dsel, sel, (size_t)t->batch * kvh * sp * 4, cudaMemcpyHostToDevice));
+  }
+  km_attn_plan plan;
+  char err[256];
+  int warps = km_attn_target_warps(&sh, 0);
+  KM_EXPECT(warps > 0);
+  if (km_attn_plan_make(&plan, &sh, t->batch, t->ctx, mbps, sp, t->chunk_tiles, warps, err, sizeof err) != 0) {
+    fprintf(stderr, "FAIL %s: plan: %s\n", t->what, err);
+    km_test_failures++;
+    return;
+  }
+  KM_EXPECT_CUDA(km_attn_plan_upload(&plan, 0));
+  if (km_attn_workspace_bytes(&plan)) KM_EXPECT_CUDA(cudaMalloc(&ws, km_attn_workspace_bytes(&plan)));
+  km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws};
+  KM_EXPECT_CUDA(cudaMemset(dout, 0xFF, qn * 2));
+  KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
+  KM_EXPECT_CUDA(cudaDeviceSynchronize());
+  uint16_t *got = malloc(qn * 2), *got2 = malloc(qn * 2);
+  KM_EXPECT_CUDA(cudaMemcpy(got, dout, qn * 2, cudaMemcpyDeviceToHost));
+  if (check_naive) {
+    km_attn_naive_shape ns = {sh, t->batch, mbps, sp};
+    km_attn_args a2 = a;
+    a2.out = dout2;
+    KM_EXPECT_CUDA(cudaMemset(dout2, 0xFF, qn * 2));
+    KM_EXPECT_CUDA(km_attn_naive_decode(&ns, &a2, 0));
+    KM_EXPECT_CUDA(cudaDeviceSynchronize());
+    KM_EXPECT_CUDA(cudaMemcpy(got2, dout2, qn * 2, cudaMemcpyDeviceToHost));
+  }
+  /* CPU reference per sequence, from its rows in token order */
+  km_attn_ref_shape rs = {t->heads, kvh, d, t->q_len, t->window, (km_attn_ref_kv)t->kv, per_token, tk, tv,
+                          1.0f / sqrtf((float)d)};
+  size_t bad = 0, bad2 = 0;
+  for (int i = 0; i < t->batch; ++i) {
+    const int ctx = t->ctx[i];
+    unsigned char *kr = malloc((size_t)ctx * row_elems * eb), *vr = malloc((size_t)ctx * row_elems * eb);
+    float *ksr = malloc((size_t)ctx * kvh * 4), *vsr = malloc((size_t)ctx * kvh * 4);
+    for (int tk2 = 0; tk2 < ctx; ++tk2) {
+      size_t row = (size_t)table[(size_t)i * mbps + tk2 / t->bs] * t->bs + tk2 % t->bs;
+      memcpy(kr + (size_t)tk2 * row_elems * eb, kc + row * row_elems * eb, row_elems * eb);
+      memcpy(vr + (size_t)tk2 * row_elems * eb, vc + row * row_elems * eb, row_elems * eb);
+      memcpy(ksr + (size_t)tk2 * kvh, ks + row * kvh, kvh * 4);
+      memcpy(vsr + (size_t)tk2 * kvh, vs + row * kvh, kvh * 4);
+    }
+    float *ref = malloc((size_t)t->q_len * t->heads * d * sizeof(float));
+    km_attn_ref_step(&rs, ctx, q + (size_t)i * t->q_len * t->heads * d, kr, vr, ksr, vsr,
+                     sel ? sel + (size_t)i * kvh * sp : NULL, sp, kvh, ref);
+    for (int r = 0; r < t->q_len * t->heads; ++r) {
+      const float *rr = ref + (size_t)r * d;
+      const size_t o = ((size_t)i * t->q_len * t->heads + r) * d;
+      double mx = 0;
+      for (int j = 0; j < d; ++j) mx = fmax(mx, fabs(rr[j]));
+      for (int j = 0; j < d; ++j) {
+        double e = fabs(from_bf16(got[o + j]) - rr[j]), e2 = fabs(from_bf16(got2[o + j]) - rr[j]);
+        if (!(e <= mx / 64 + 1e-6) && bad++ < 3)
+          fprintf(stderr, "  %s: seq %d row %d dim %d: got %g want %g\n", t->what, i, r, j, from_bf16(got[o + j]), rr[j]);
+        if (check_naive && !(e2 <= mx / 64 + 1e-6) && bad2++ < 3)
+          fprintf(stderr, "  %s (simple kernel): seq %d row %d dim %d: got %g want %g\n", t->what, i, r, j,
+                  from_bf16(got2[o + j]), rr[j]);
+      }
+    }
+    free(kr), free(vr), free(ksr), free(vsr), free(ref);
+  }
+  KM_EXPECT_MSG(bad == 0, "%s: %zu of %zu outputs off (chunks %d of %d tiles, split %d)", t->what, bad, qn,
+                plan.num_chunks, plan.chunk_tiles, plan.split);
+  KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
+  km_attn_plan_free(&plan);
+  cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
+  cudaFree(dtab), cudaFree(dctx), cudaFree(dsel), cudaFree(ws);
+  free(perm), free(table), free(kc), free(vc), free(ks), free(vs), free(q), free(sel), free(got), free(got2);
+}
+
+static void test_plan_errors(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  km_attn_plan p;
+  char err[256];
+  int ctx0[1] = {0}, ctx_long[1] = {100};
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx0, 4, 0, 0, 1000, err, sizeof err) == -1);
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx_long, 4, 0, 0, 1000, err, sizeof err) == -1); /* 7 blocks > 4 */
+  km_attn_shape bad = sh;
+  bad.block_size = 8;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh;
+  bad.num_kv_heads = 5;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh;
+  bad.q_len = 4;
+  bad.num_kv_heads = 2; /* 16 x 4 rows */
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+}
+
+int main(void) {
+  if (!km_test_have_gpu()) return KM_TEST_SKIP;
+  test_plan_errors();
+  static const int c3[] = {1, 17, 300};
+  static const int c_long[] = {5000, 1, 3, 16, 17, 31, 2, 64, 9};
+  static const int c45[] = {45, 96};
+  static const int c1[] = {1};
+  static const int c700[] = {700, 333};
+  static const int c_eq[] = {300, 290}; /* 19 pages each */
+  const km_attn_kv B = KM_ATTN_BF16, E4 = KM_ATTN_FP8_E4M3, E5 = KM_ATTN_FP8_E5M2;
+  const km_attn_scale TEN = KM_ATTN_SCALE_TENSOR, TOK = KM_ATTN_SCALE_TOKEN_HEAD;
+  const tcase cases[] = {
+      {"gqa 8:2 d128 bf16", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 0},
+      {"gqa 8:2 d128 bf16 split 1", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 1},
+      {"gqa 8:2 d128 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},
+      {"context 1", 32, 8, 128, 16, 1, 0, B, TEN, 1, c1, 0, 0},
+      {"bs32, contexts end inside blocks", 8, 2, 128, 32, 1, 0, B, TEN, 2, c45, 0, 2},
+      {"bs128", 8, 2, 128, 128, 1, 0, B, TEN, 2, c700, 0, 0},
+      {"one long, many short", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 0},
+      {"one long, many short, split 5", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 5},
+      {"window longer than the context", 8, 2, 128, 16, 1, 1000, B, TEN, 3, c3, 0, 0},
+      {"window 40, q_len 3", 8, 2, 128, 16, 3, 40, B, TEN, 3, c3, 0, 2},
+      {"window 100, split", 32, 8, 128, 16, 1, 100, B, TEN, 2, c700, 0, 1},
+      {"q_len 2", 32, 8, 128, 16, 2, 0, B, TEN, 3, c3, 0, 0},
+      {"q_len 4 (16 rows)", 32, 8, 128, 16, 4, 0, B, TEN, 2, c700, 0, 0},
+      {"mha 4:4", 4, 4, 128, 16, 1, 0, B, TEN, 3, c3, 0, 0},
+      {"mqa 32:1 (two m-tiles)", 32, 1, 128, 16, 1, 0, B, TEN, 2, c700, 0, 0},
+      {"gqa 8:1 q_len 3 (24 rows)", 8, 1, 128, 16, 3, 0, B, TEN, 2, c700, 0, 0},
+      {"d64", 8, 2, 64, 16, 1, 0, B, TEN, 3, c3, 0, 0},
+      {"d64 mqa 16:1", 16, 1, 64, 16, 1, 0, B, TEN, 2, c700, 0, 0},
+      {"d256", 4, 2, 256, 16, 1, 0, B, TEN, 3, c3, 0, 0},
+      {"d256 16 rows", 16, 1, 256, 16, 1, 0, B, TEN, 2, c700, 0, 1},
+      {"fp8 e4m3 per tensor", 8, 2, 128, 16, 1, 0, E4, TEN, 3, c3, 0, 0},
+      {"fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 9, c_long, 0, 3},
+      {"fp8 e5m2 per tensor", 8, 2, 128, 16, 2, 0, E5, TEN, 3, c3, 0, 0},
+      {"fp8 e5m2 per token-head d64", 8, 2, 64, 16, 1, 0, E5, TOK, 2, c700, 0, 0},
+      {"fp8 e4m3 per token-head d256", 4, 2, 256, 16, 1, 0, E4, TOK, 2, c700, 0, 0},
+      {"fp8 e4m3 mqa", 32, 1, 128, 32, 1, 0, E4, TOK, 2, c700, 0, 0},
+      {"pages: 5 selected", 32, 8, 128, 16, 1, 0, B, TEN, 2, c700, 5, 0},
+      {"pages: 5 selected, split 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c700, 5, 2},
+      {"pages: every page (budget >= context)", 8, 2, 128, 16, 1, 0, B, TEN, 2, c_eq, 1000, 0},
+      {"pages: fp8", 8, 2, 128, 16, 1, 0, E4, TOK, 2, c700, 7, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i], 1);
+  return km_test_finish("gpu_attn");
+}
