@@ -67,7 +67,7 @@ static void run_case(const tcase *t, int check_naive) {
   }
   blocks += 3; /* unused blocks in the pool */
   /* a random permutation of pool blocks, handed out in order */
-  int32_t *perm = malloc((size_t)blocks * sizeof *perm), *table = calloc((size_t)t->batch * mbps, sizeof *table);
+  int32_t *perm = malloc((size_t)blocks * sizeof *perm), *table = calloc((size_t)t->batch * (size_t)mbps, sizeof *table);
   for (size_t i = 0; i < blocks; ++i) perm[i] = (int32_t)i;
   for (size_t i = blocks - 1; i > 0; --i) {
     size_t j = (size_t)(km_test_rng_next(&st) % (uint64_t)(i + 1));
