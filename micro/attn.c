@@ -203,8 +203,7 @@ static int make_plan(km_bench *b, attn_run *r, km_attn_plan *pl, const int32_t *
     km_bench_skip(b, "%s", err);
     return -1;
   }
-  cudaError_t e = km_attn_plan_upload(pl, km_bench_stream(b));
-  km_bench_defer(b, (void (*)(void *))km_attn_plan_free, pl);
+  cudaError_t e = km_attn_plan_upload(pl, km_bench_stream(b)); /* freed by run_attn */
   if (e != cudaSuccess) {
     km_bench_fail(b, "plan upload failed: %s", cudaGetErrorString(e));
     return -1;
@@ -558,25 +557,31 @@ static const char *kv_name(const km_attn_shape *s) {
   return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e5m2 per token-head" : "fp8 e5m2 per tensor";
 }
 
+static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
+  setup(b, p, r);
+  KM_RETURN_IF_STOPPED(b);
+  if (km_bench_verify_enabled(b)) verify(b, r);
+  KM_RETURN_IF_STOPPED(b);
+  km_work w = work_of(r);
+  km_bench_measure(b, enqueue, r, &w);
+  double ctx_tokens = w.tokens;
+  km_bench_counter(b, "batch_seqs", r->batch);
+  km_bench_counter(b, "context_tokens", ctx_tokens);
+  km_bench_counter(b, "chunks", r->plan.num_chunks);
+  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s",
+                 r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
+                 p->skewed ? "long-tailed, " : "", ctx_tokens, r->sh.block_size, r->sh.q_len,
+                 p->window ? ", window" : "", p->op == A_QUEST ? ", Quest pages" : "", r->plan.num_chunks,
+                 r->plan.chunk_tiles, p->evicted_from ? ", compacted cache" : "");
+}
+
+/* The plans live in the case's stack frame: freed here, after the step, whatever stopped it. */
 static void run_attn(km_bench *b, const void *params) {
-  const attn_params *p = params;
   attn_run r;
   memset(&r, 0, sizeof r);
-  setup(b, p, &r);
-  KM_RETURN_IF_STOPPED(b);
-  if (km_bench_verify_enabled(b)) verify(b, &r);
-  KM_RETURN_IF_STOPPED(b);
-  km_work w = work_of(&r);
-  km_bench_measure(b, enqueue, &r, &w);
-  double ctx_tokens = w.tokens;
-  km_bench_counter(b, "batch_seqs", r.batch);
-  km_bench_counter(b, "context_tokens", ctx_tokens);
-  km_bench_counter(b, "chunks", r.plan.num_chunks);
-  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s",
-                 r.sh.num_heads, r.sh.num_kv_heads, r.sh.head_dim, kv_name(&r.sh), r.batch,
-                 p->skewed ? "long-tailed, " : "", ctx_tokens, r.sh.block_size, r.sh.q_len,
-                 p->window ? ", window" : "", p->op == A_QUEST ? ", Quest pages" : "", r.plan.num_chunks,
-                 r.plan.chunk_tiles, p->evicted_from ? ", compacted cache" : "");
+  run_step(b, params, &r);
+  km_attn_plan_free(&r.plan);
+  km_attn_plan_free(&r.cplan);
 }
 
 /* ---------------------------------------------------------------- the sweep */
