@@ -403,7 +403,8 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
   nh = nh < 1 ? 1 : nh > kvh ? kvh : nh;
   const size_t eb = elem_bytes(r->sh.kv), blocks = (size_t)r->mbps;
   const size_t cap = blocks * r->sh.block_size * (size_t)kvh * d;
-  unsigned char *kr = km_bench_pinned_alloc(b, cap * eb), *vr = km_bench_pinned_alloc(b, cap * eb);
+  /* bf16-sized: fp8 rows, then the bf16 originals for the accuracy figures */
+  unsigned char *kr = km_bench_pinned_alloc(b, cap * 2), *vr = km_bench_pinned_alloc(b, cap * 2);
   float *ks = NULL, *vs = NULL;
   const int per_token = r->sh.kv != KM_ATTN_BF16 && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
   if (per_token) {
