@@ -24,6 +24,12 @@
 namespace {
 
 constexpr int WARPS = 4;
+#ifndef KM_ATTN_PF_BF16
+#define KM_ATTN_PF_BF16 1
+#endif
+#ifndef KM_ATTN_PF_FP8
+#define KM_ATTN_PF_FP8 2
+#endif
 #ifndef KM_ATTN_MIN_BLOCKS
 #define KM_ATTN_MIN_BLOCKS 2
 #endif
@@ -129,6 +135,8 @@ struct Tile {
   static constexpr int VDIMS = D / 8;
   static constexpr int VBYTES = VDIMS * EB;
   static constexpr bool F16 = KV != KM_ATTN_BF16;
+  // tiles in flight per warp: an fp8 tile is half the bytes, so twice as many keep the same bytes in flight
+  static constexpr int PF = KV == KM_ATTN_BF16 ? KM_ATTN_PF_BF16 : KM_ATTN_PF_FP8;
 };
 
 // B fragment of K^T for k-step s from a thread's slice of one K row: logical k {2c,2c+1} | {2c+8,2c+9}
@@ -157,7 +165,7 @@ __device__ __forceinline__ uint32_t v_frag(const uint32_t *lo, const uint32_t *h
 
 __device__ __forceinline__ float bf16_to_f32(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
 
-template <int D, int KV, int MT_>
+template <int D, int KV, int MT_, int PF_ = Tile<D, KV, MT_>::PF>
 __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_>;
   constexpr int MT = T::M;
@@ -236,134 +244,143 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
       list_row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
     }
   };
-  Row<T::KBYTES> kr[2];
-  Row<T::VBYTES> vr[4];
+  // a ring of PF tiles in flight: slot u holds K and V of tile i0 + u while the loop works through the
+  // ring, and is refilled with tile i0 + u + PF as soon as its K (then its V) has been consumed
+  constexpr int PF = PF_;
+  Row<T::KBYTES> kr[PF][2];
+  Row<T::VBYTES> vr[PF][4];
+  long long slot_row[PF];
+  int slot_tile[PF];
   auto tile_row = [&](int i, int &tile) {
-    tile = __shfl_sync(0xffffffffu, list_tile, (i - tb) & 31);
-    const int lo = __shfl_sync(0xffffffffu, (int)(list_row & 0xffffffff), (i - tb) & 31);
-    const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), (i - tb) & 31);
+    const int src = (i - tb) & 31;
+    tile = __shfl_sync(0xffffffffu, list_tile, src);
+    const int lo = __shfl_sync(0xffffffffu, (int)(list_row & 0xffffffff), src);
+    const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), src);
     return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
   };
-  auto load_k = [&](long long row0) {
+  auto load_k = [&](Row<T::KBYTES>(&k)[2], long long row0) {
     const char *base = p.k + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + c * T::KBYTES;
-    load_row(kr[0], base + (size_t)g * row_stride);
-    load_row(kr[1], base + (size_t)(g + 8) * row_stride);
+    load_row(k[0], base + (size_t)g * row_stride);
+    load_row(k[1], base + (size_t)(g + 8) * row_stride);
   };
-  auto load_v = [&](long long row0) {
+  auto load_v = [&](Row<T::VBYTES>(&v)[4], long long row0) {
     const char *base = p.v + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + g * T::VBYTES;
 #pragma unroll
-    for (int u = 0; u < 4; ++u) load_row(vr[u], base + (size_t)(2 * c + (u & 1) + 8 * (u >> 1)) * row_stride);
+    for (int u = 0; u < 4; ++u) load_row(v[u], base + (size_t)(2 * c + (u & 1) + 8 * (u >> 1)) * row_stride);
   };
 
-  if (tb < te) {
-    load_list(tb);
-    int tile0;
-    const long long row0 = tile_row(tb, tile0);
-    load_k(row0);
-    load_v(row0);
-  }
-  for (int i = tb; i < te; ++i) {
-    int tile;
-    const long long row = tile_row(i, tile);
-    const int tok0 = tile * KM_ATTN_TILE;
-    // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
-    float s[MT][2][4];
+  if (tb < te) load_list(tb);
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+  for (int u = 0; u < PF; ++u)
+    if (tb + u < te) {
+      slot_row[u] = tile_row(tb + u, slot_tile[u]);
+      load_k(kr[u], slot_row[u]);
+      load_v(vr[u], slot_row[u]);
+    }
+  for (int i0 = tb; i0 < te; i0 += PF) {
 #pragma unroll
-      for (int t = 0; t < 2; ++t) s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0.f;
+    for (int u = 0; u < PF; ++u) {
+      const int i = i0 + u;
+      if (i >= te) break;
+      const long long row = slot_row[u];
+      const int tok0 = slot_tile[u] * KM_ATTN_TILE;
+      // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
+      float s[MT][2][4];
 #pragma unroll
-    for (int t = 0; t < 2; ++t)
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int ks = 0; ks < T::KSTEPS; ++ks) {
-        uint32_t b0, b1;
-        k_frag<D, KV>(kr[t].w, ks, b0, b1);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][t], qa[mt][ks], b0, b1);
-      }
-    // per-token scales of this thread's four tokens (2c + e + 8t)
-    float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
-    if (p.per_token) {
+        for (int t = 0; t < 2; ++t) s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0.f;
 #pragma unroll
       for (int t = 0; t < 2; ++t)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const size_t si = ((size_t)row + 8 * t + 2 * c + e) * p.kv_heads + kvh;
-          ksc[t][e] = __ldg(p.k_scale + si);
-          vsc[t][e] = __ldg(p.v_scale + si);
+        for (int ks = 0; ks < T::KSTEPS; ++ks) {
+          uint32_t b0, b1;
+          k_frag<D, KV>(kr[u][t].w, ks, b0, b1);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][t], qa[mt][ks], b0, b1);
         }
-    }
-    // the next tile's K is in flight during the softmax
-    const bool more = i + 1 < te;
-    if (more) {
-      if (((i + 1 - tb) & 31) == 0) load_list(i + 1);
-      int t1;
-      load_k(tile_row(i + 1, t1));
-    }
-    // ---- mask (only tiles that reach past a query's position or before a window), online softmax
-    const bool edge = tok0 + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0 <= ctx - 1 - p.window);
-    uint32_t pa[MT][4];
-    if constexpr (T::HALVES == 1) {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) pa[mt][1] = pa[mt][3] = 0u;
-    }
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int h = 0; h < T::HALVES; ++h) {
-        float x[2][2];
-        float mx = -INFINITY;
+      // per-token scales of this thread's four tokens (2c + e + 8t)
+      float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
+      if (p.per_token) {
 #pragma unroll
         for (int t = 0; t < 2; ++t)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            float v = s[mt][t][2 * h + e] * s_log2 * ksc[t][e];
-            if (edge) {
-              const int pos = tok0 + 8 * t + 2 * c + e;
-              if (pos > qpos[mt][h] || (p.window > 0 && pos <= qpos[mt][h] - p.window)) v = -INFINITY;
-            }
-            x[t][e] = v;
-            mx = fmaxf(mx, v);
+            const size_t si = ((size_t)row + 8 * t + 2 * c + e) * p.kv_heads + kvh;
+            ksc[t][e] = __ldg(p.k_scale + si);
+            vsc[t][e] = __ldg(p.v_scale + si);
           }
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m[mt][h], mx);
-        const float m_use = m_new == -INFINITY ? 0.f : m_new;
-        const float corr = exp2f(m[mt][h] - m_use);
-        m[mt][h] = m_new;
-        float pr[2][2], sum = 0.f;
-#pragma unroll
-        for (int t = 0; t < 2; ++t)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            pr[t][e] = exp2f(x[t][e] - m_use);
-            sum += pr[t][e];
-          }
-        l[mt][h] = l[mt][h] * corr + sum;
-#pragma unroll
-        for (int j = 0; j < T::NT; ++j) {
-          o[mt][j][2 * h] *= corr;
-          o[mt][j][2 * h + 1] *= corr;
-        }
-        pa[mt][h] = pack_f32x2(pr[0][0] * vsc[0][0], pr[0][1] * vsc[0][1], T::F16);      // k 2c, 2c+1
-        pa[mt][2 + h] = pack_f32x2(pr[1][0] * vsc[1][0], pr[1][1] * vsc[1][1], T::F16);  // k 2c+8, 2c+9
       }
-    // ---- O += P V; V rows past the context are zeroed (the pool may hold anything there)
-    if (tok0 + KM_ATTN_TILE > ctx) {
+      // the slot's next tile: its K is in flight during the softmax
+      const int next = i + PF;
+      const bool more = next < te;
+      if (more) {
+        if (((next - tb) & 31) == 0) load_list(next);  // slots hold their rows: the old list is done with
+        slot_row[u] = tile_row(next, slot_tile[u]);
+        load_k(kr[u], slot_row[u]);
+      }
+      // ---- mask (only tiles that reach past a query's position or before a window), online softmax
+      const bool edge = tok0 + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0 <= ctx - 1 - p.window);
+      uint32_t pa[MT][4];
+      if constexpr (T::HALVES == 1) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        if (tok0 + 2 * c + (u & 1) + 8 * (u >> 1) >= ctx) zero_row(vr[u]);
-    }
+        for (int mt = 0; mt < MT; ++mt) pa[mt][1] = pa[mt][3] = 0u;
+      }
 #pragma unroll
-    for (int j = 0; j < T::NT; ++j) {
-      const uint32_t b0 = v_frag<KV>(vr[0].w, vr[1].w, j);
-      const uint32_t b1 = v_frag<KV>(vr[2].w, vr[3].w, j);
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
-    }
-    if (more) {
-      int t1;
-      load_v(tile_row(i + 1, t1));
+        for (int h = 0; h < T::HALVES; ++h) {
+          float x[2][2];
+          float mx = -INFINITY;
+#pragma unroll
+          for (int t = 0; t < 2; ++t)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float v = s[mt][t][2 * h + e] * s_log2 * ksc[t][e];
+              if (edge) {
+                const int pos = tok0 + 8 * t + 2 * c + e;
+                if (pos > qpos[mt][h] || (p.window > 0 && pos <= qpos[mt][h] - p.window)) v = -INFINITY;
+              }
+              x[t][e] = v;
+              mx = fmaxf(mx, v);
+            }
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+          const float m_new = fmaxf(m[mt][h], mx);
+          const float m_use = m_new == -INFINITY ? 0.f : m_new;
+          const float corr = exp2f(m[mt][h] - m_use);
+          m[mt][h] = m_new;
+          float pr[2][2], sum = 0.f;
+#pragma unroll
+          for (int t = 0; t < 2; ++t)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              pr[t][e] = exp2f(x[t][e] - m_use);
+              sum += pr[t][e];
+            }
+          l[mt][h] = l[mt][h] * corr + sum;
+#pragma unroll
+          for (int j = 0; j < T::NT; ++j) {
+            o[mt][j][2 * h] *= corr;
+            o[mt][j][2 * h + 1] *= corr;
+          }
+          pa[mt][h] = pack_f32x2(pr[0][0] * vsc[0][0], pr[0][1] * vsc[0][1], T::F16);      // k 2c, 2c+1
+          pa[mt][2 + h] = pack_f32x2(pr[1][0] * vsc[1][0], pr[1][1] * vsc[1][1], T::F16);  // k 2c+8, 2c+9
+        }
+      // ---- O += P V; V rows past the context are zeroed (the pool may hold anything there)
+      if (tok0 + KM_ATTN_TILE > ctx) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+          if (tok0 + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[u][w]);
+      }
+#pragma unroll
+      for (int j = 0; j < T::NT; ++j) {
+        const uint32_t b0 = v_frag<KV>(vr[u][0].w, vr[u][1].w, j);
+        const uint32_t b1 = v_frag<KV>(vr[u][2].w, vr[u][3].w, j);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
+      }
+      if (more) load_v(vr[u], slot_row[u]);
     }
   }
 
@@ -480,6 +497,8 @@ int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s)
 
 const void *decode_for(const km_attn_shape *s) {
   const int mt = mtiles_of(s);
+  if (s->kv == KM_ATTN_BF16 && s->head_dim == 128 && mt == 0 && getenv("KM_ATTN_EXPERIMENT_PF2"))
+    return reinterpret_cast<const void *>(&decode_kernel<128, KM_ATTN_BF16, 0, 2>);
   switch (s->head_dim) {
     case 64: return kernel_for_kv<64>(s->kv, mt);
     case 128: return kernel_for_kv<128>(s->kv, mt);
@@ -508,6 +527,45 @@ int tiles_of(const km_attn_shape *s, int ctx) {
 int first_tile_of(const km_attn_shape *s, int ctx) {
   int lo = s->window > 0 ? ctx - s->q_len - s->window + 1 : 0;
   return (lo < 0 ? 0 : lo) / KM_ATTN_TILE;
+}
+
+int seq_tiles(const km_attn_shape *s, int ctx, int sparse_pages) { return sparse_pages > 0 ? sparse_pages : tiles_of(s, ctx); }
+
+// Chunk length (tiles) for a step: the resident warps run the items in waves, and a wave lasts as long as
+// its longest chunk plus a fixed start (the first loads' latency, the partial's write: ~STARTUP tiles), so
+// the estimated time of a choice is waves x (longest chunk + STARTUP), or the whole work spread evenly when
+// lengths differ. Candidates from 4 tiles (64 tokens) to the longest sequence; the cheapest wins, ties to
+// the longer chunk (fewer partials to combine).
+int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int sparse_pages, int target_warps) {
+  constexpr double STARTUP = 4.0;
+  const double W = target_warps > 0 ? target_warps : 1;
+  int longest = 1;
+  for (int b = 0; b < batch; ++b) {
+    const int n = seq_tiles(s, ctx[b], sparse_pages);
+    longest = n > longest ? n : longest;
+  }
+  int best = longest;
+  double best_cost = 1e300;
+  for (int ct = longest; ct >= 4; ct = ct > 64 ? ct - (ct >> 6) : ct - 1) {
+    double items = 0, work = 0;
+    int maxlen = 0;
+    for (int b = 0; b < batch; ++b) {
+      const int n = seq_tiles(s, ctx[b], sparse_pages), nc = (n + ct - 1) / ct, len = (n + nc - 1) / nc;
+      items += nc;
+      work += n + nc * STARTUP;
+      maxlen = len > maxlen ? len : maxlen;
+    }
+    items *= s->num_kv_heads;
+    work *= s->num_kv_heads;
+    const double waves = ceil(items / W);
+    double cost = waves * (maxlen + STARTUP);
+    if (cost < work / W) cost = work / W;
+    if (cost < best_cost * (1 - 1e-9)) {
+      best_cost = cost;
+      best = ct;
+    }
+  }
+  return best;
 }
 
 size_t row_bytes(const km_attn_shape *s) {
@@ -568,14 +626,7 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     total_tiles += sparse_pages > 0 ? sparse_pages : tiles_of(s, ctx);
   }
   total_tiles *= s->num_kv_heads;
-  if (chunk_tiles <= 0) {
-    // (sequence, KV head) items fill the resident warps already: one chunk each. Else cut them so that
-    // there are items for two waves, no chunk under 4 tiles (64 tokens); each sequence's chunks even.
-    const long long want = 2LL * (target_warps > 0 ? target_warps : 1);
-    long long ct = (total_tiles + want - 1) / want;
-    if ((long long)batch * s->num_kv_heads >= (target_warps > 0 ? target_warps : 1)) ct = 1 << 30;
-    chunk_tiles = (int)(ct < 4 ? 4 : ct > (1 << 30) ? (1 << 30) : ct);
-  }
+  if (chunk_tiles <= 0) chunk_tiles = pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps);
   p->shape = *s;
   p->batch = batch;
   p->max_blocks_per_seq = max_blocks_per_seq;
