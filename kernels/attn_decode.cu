@@ -431,42 +431,75 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
     }
 }
 
-// Combine: one warp per (sequence, KV head, row) of a split sequence; lanes over head dims.
+// Combine: one CTA per (sequence, KV head, row) of a split sequence. Its warps take the chunks in turn
+// (warp w: w, w + COMBINE_WARPS, ...), four at a time with their loads issued together, each keeping a
+// running (max, weight sum, weighted output) over its chunks with lanes over head dims; the warps' states
+// merge through shared memory.
+constexpr int COMBINE_WARPS = 8;
+
 template <int D>
-__global__ void __launch_bounds__(128) combine_kernel(const Params p, int batch) {
-  const int lane = threadIdx.x & 31;
-  const long long w = (long long)blockIdx.x * 4 + (threadIdx.x >> 5);
-  if (w >= (long long)batch * p.kv_heads * p.rows) return;
+__global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Params p, int batch) {
+  constexpr int PER = D / 32, U = 4;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long w = blockIdx.x;
   const int r = (int)(w % p.rows), kvh = (int)(w / p.rows % p.kv_heads), seq = (int)(w / p.rows / p.kv_heads);
   const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
   const int c0 = __ldg(p.seq_chunk0 + seq);
-  float mx = -INFINITY;
-  for (int k = lane; k < n; k += 32) mx = fmaxf(mx, p.part_lse[((size_t)(c0 + k) * p.kv_heads + kvh) * p.rows + r]);
-#pragma unroll
-  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  constexpr int PER = D / 32;
-  float acc[PER];
+  float m = -INFINITY, wsum = 0.f, acc[PER];
 #pragma unroll
   for (int k = 0; k < PER; ++k) acc[k] = 0.f;
-  float wsum = 0.f;
-  const float m_use = mx == -INFINITY ? 0.f : mx;
-  for (int k = 0; k < n; ++k) {
-    const size_t slot = ((size_t)(c0 + k) * p.kv_heads + kvh) * p.rows + r;
-    const float wt = exp2f(p.part_lse[slot] - m_use);
-    wsum += wt;
-    const float *po = p.part_o + slot * D + lane * PER;
+  for (int k0 = warp; k0 < n; k0 += COMBINE_WARPS * U) {
+    float lse[U], po[U][PER];
 #pragma unroll
-    for (int k2 = 0; k2 < PER; ++k2) acc[k2] += wt * po[k2];
+    for (int u = 0; u < U; ++u) {
+      const int k = k0 + u * COMBINE_WARPS;
+      const size_t slot = ((size_t)(c0 + (k < n ? k : 0)) * p.kv_heads + kvh) * p.rows + r;
+      lse[u] = k < n ? p.part_lse[slot] : -INFINITY;
+      const float *src = p.part_o + slot * D + lane * PER;
+#pragma unroll
+      for (int e = 0; e < PER; ++e) po[u][e] = src[e];
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const float mn = fmaxf(m, lse[u]);
+      if (mn == -INFINITY) continue;
+      const float a = exp2f(m - mn), b = exp2f(lse[u] - mn);
+      wsum = wsum * a + b;
+#pragma unroll
+      for (int e = 0; e < PER; ++e) acc[e] = acc[e] * a + b * po[u][e];
+      m = mn;
+    }
   }
-  const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+  __shared__ float sm[COMBINE_WARPS], ss[COMBINE_WARPS], so[COMBINE_WARPS][D];
+  if (lane == 0) {
+    sm[warp] = m;
+    ss[warp] = wsum;
+  }
+#pragma unroll
+  for (int e = 0; e < PER; ++e) so[warp][lane * PER + e] = acc[e];
+  __syncthreads();
+  if (warp) return;
+  float mx = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < COMBINE_WARPS; ++k) mx = fmaxf(mx, sm[k]);
+  const float m_use = mx == -INFINITY ? 0.f : mx;
+  float tot = 0.f, out[PER];
+#pragma unroll
+  for (int e = 0; e < PER; ++e) out[e] = 0.f;
+#pragma unroll
+  for (int k = 0; k < COMBINE_WARPS; ++k) {
+    const float f = sm[k] == -INFINITY ? 0.f : exp2f(sm[k] - m_use);
+    tot += f * ss[k];
+#pragma unroll
+    for (int e = 0; e < PER; ++e) out[e] += f * so[k][lane * PER + e];
+  }
+  const float inv = tot > 0.f ? 1.f / tot : 0.f;
   const int qi = r / p.group, head = kvh * p.group + r % p.group;
   uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + lane * PER;
 #pragma unroll
-  for (int k = 0; k < PER; k += 2) {
-    const uint32_t v = pack_f32x2(acc[k] * inv, acc[k + 1] * inv, false);
-    *reinterpret_cast<uint32_t *>(orow + k) = v;
-  }
+  for (int e = 0; e < PER; e += 2)
+    *reinterpret_cast<uint32_t *>(orow + e) = pack_f32x2(out[e] * inv, out[e + 1] * inv, false);
 }
 
 template <int D, int KV, int MT>
@@ -762,6 +795,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   if (e != cudaSuccess || !pl->split) return e;
   int batch = pl->batch;
   void *cargs[] = {&p, &batch};
-  const long long warps = (long long)pl->batch * s->num_kv_heads * p.rows;
-  return cudaLaunchKernel(combine_for(s->head_dim), dim3((unsigned)((warps + 3) / 4)), dim3(128), cargs, 0, stream);
+  const long long blocks = (long long)pl->batch * s->num_kv_heads * p.rows;
+  return cudaLaunchKernel(combine_for(s->head_dim), dim3((unsigned)blocks), dim3(COMBINE_WARPS * 32), cargs, 0,
+                          stream);
 }
