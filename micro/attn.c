@@ -41,6 +41,7 @@ typedef struct attn_params {
 } attn_params;
 
 enum {
+  ATTN_MAX_COPIES = 64,
   SLICE_TOKEN_HEADS = 1 << 18, /* CPU slice: context tokens x KV heads per checked sequence */
   SMOKE_CTX = 2048,
   SMOKE_BATCH = 4,
@@ -61,8 +62,14 @@ typedef struct attn_run {
   int32_t *h_ctx, *h_table, *d_ctx, *d_table;
   int64_t num_blocks;
   uint16_t *q, *out, *out_check;
+  /* the cache, `copies` times over when one is under 4x L2 (launch i reads copy i % copies); k, v, k_scale,
+   * v_scale, summary name the copy the next launch reads (copy 0 outside the timed loop) */
+  int copies;
+  void *kc[ATTN_MAX_COPIES], *vc[ATTN_MAX_COPIES];
+  float *ksc[ATTN_MAX_COPIES], *vsc[ATTN_MAX_COPIES];
+  uint16_t *summ[ATTN_MAX_COPIES];
   void *k, *v;
-  uint16_t *k16, *v16; /* fp8: the bf16 values before quantization */
+  uint16_t *k16, *v16; /* fp8: the bf16 values of copy 0 before quantization */
   float *k_scale, *v_scale;
   km_attn_plan plan;
   void *ws;
@@ -92,9 +99,23 @@ static size_t out_elems(const attn_run *r) {
 
 /* ---------------------------------------------------------------- the step */
 
+/* Point the step at copy j of the cache. */
+static void use_copy(attn_run *r, int j) {
+  r->k = r->kc[j];
+  r->v = r->vc[j];
+  r->k_scale = r->ksc[j];
+  r->v_scale = r->vsc[j];
+  r->summary = r->summ[j];
+  r->args.k_cache = r->k;
+  r->args.v_cache = r->v;
+  r->args.k_scale = r->k_scale;
+  r->args.v_scale = r->v_scale;
+}
+
 static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
   attn_run *r = arg;
   cudaError_t e = cudaSuccess;
+  if (r->copies > 1) use_copy(r, rep % r->copies);
   switch (r->p->op) {
     case A_DECODE: return km_attn_decode(&r->plan, &r->args, s);
     case A_NAIVE: return km_attn_naive_decode(&r->naive, &r->args, s);
@@ -160,40 +181,68 @@ static void tables(km_bench *b, attn_run *r) {
   }
 }
 
-/* bf16 values (keys with outlier channels), quantized to fp8 by the quant family's kernel when asked. */
-static void fill_cache(km_bench *b, attn_run *r) {
+/* bf16 values (keys with outlier channels), quantized to fp8 by the quant family's kernel when asked; copy j
+ * of the cache gets its own fresh values. */
+static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *v16) {
   cudaStream_t s = km_bench_stream(b);
   const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
   const int d = r->sh.head_dim;
-  uint16_t *k16 = km_bench_device_alloc(b, n * 2), *v16 = km_bench_device_alloc(b, n * 2);
-  KM_RETURN_IF_STOPPED(b);
   KM_CUDA(b, km_fill_normal_bf16(k16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE, s));
   KM_CUDA(b, km_fill_normal_bf16(v16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, s));
-  r->k16 = k16;
-  r->v16 = v16;
   if (r->sh.kv == KM_ATTN_BF16) {
-    r->k = k16;
-    r->v = v16;
+    r->kc[j] = k16;
+    r->vc[j] = v16;
     return;
   }
   const km_fp8_format fmt = r->sh.kv == KM_ATTN_FP8_E4M3 ? KM_FP8_E4M3 : KM_FP8_E5M2;
   const float fmax = fmt == KM_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
   const int per_token = r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
   const size_t nscale = per_token ? rows * r->sh.num_kv_heads : 1;
-  r->k = km_bench_device_alloc(b, n);
-  r->v = km_bench_device_alloc(b, n);
-  r->k_scale = km_bench_device_alloc(b, nscale * sizeof(float));
-  r->v_scale = km_bench_device_alloc(b, nscale * sizeof(float));
+  r->kc[j] = km_bench_device_alloc(b, n);
+  r->vc[j] = km_bench_device_alloc(b, n);
+  r->ksc[j] = km_bench_device_alloc(b, nscale * sizeof(float));
+  r->vsc[j] = km_bench_device_alloc(b, nscale * sizeof(float));
   KM_RETURN_IF_STOPPED(b);
   const km_quant_granularity gran = per_token ? KM_QUANT_PER_TOKEN_HEAD : KM_QUANT_PER_TENSOR;
   if (!per_token) {
     const float ks = K_TENSOR_AMAX / fmax, vs = V_TENSOR_AMAX / fmax;
-    KM_CUDA(b, cudaMemcpyAsync(r->k_scale, &ks, sizeof ks, cudaMemcpyHostToDevice, s));
-    KM_CUDA(b, cudaMemcpyAsync(r->v_scale, &vs, sizeof vs, cudaMemcpyHostToDevice, s));
+    KM_CUDA(b, cudaMemcpyAsync(r->ksc[j], &ks, sizeof ks, cudaMemcpyHostToDevice, s));
+    KM_CUDA(b, cudaMemcpyAsync(r->vsc[j], &vs, sizeof vs, cudaMemcpyHostToDevice, s));
   }
-  KM_CUDA(b, km_quant_fp8_quantize(k16, r->k, r->k_scale, rows, r->sh.num_kv_heads, d, fmt, gran, s));
-  KM_CUDA(b, km_quant_fp8_quantize(v16, r->v, r->v_scale, rows, r->sh.num_kv_heads, d, fmt, gran, s));
+  KM_CUDA(b, km_quant_fp8_quantize(k16, r->kc[j], r->ksc[j], rows, r->sh.num_kv_heads, d, fmt, gran, s));
+  KM_CUDA(b, km_quant_fp8_quantize(v16, r->vc[j], r->vsc[j], rows, r->sh.num_kv_heads, d, fmt, gran, s));
   KM_CUDA(b, cudaStreamSynchronize(s));
+}
+
+/* The cache copies: as many as keep the rotation >= 4x L2 (one for a cache that big). fp8 copies past the
+ * first are quantized from one scratch pair of bf16 buffers; copy 0's originals stay for the accuracy check. */
+static void fill_cache(km_bench *b, attn_run *r) {
+  const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
+  const size_t pool = 2 * n * (r->sh.kv == KM_ATTN_BF16 ? 2 : 1);
+  int copies = km_bench_rotation(b, pool);
+  r->copies = copies > ATTN_MAX_COPIES ? ATTN_MAX_COPIES : copies;
+  uint16_t *s16 = NULL, *t16 = NULL;
+  for (int j = 0; j < r->copies; ++j) {
+    uint16_t *k16, *v16;
+    if (j == 0 || r->sh.kv == KM_ATTN_BF16) {
+      k16 = km_bench_device_alloc(b, n * 2);
+      v16 = km_bench_device_alloc(b, n * 2);
+    } else {
+      if (!s16) {
+        s16 = km_bench_device_alloc(b, n * 2);
+        t16 = km_bench_device_alloc(b, n * 2);
+      }
+      k16 = s16;
+      v16 = t16;
+    }
+    KM_RETURN_IF_STOPPED(b);
+    if (j == 0) {
+      r->k16 = k16;
+      r->v16 = v16;
+    }
+    fill_copy(b, r, j, k16, v16);
+    KM_RETURN_IF_STOPPED(b);
+  }
 }
 
 static int make_plan(km_bench *b, attn_run *r, km_attn_plan *pl, const int32_t *ctx, int sparse_pages) {
@@ -243,12 +292,16 @@ static void setup_quest(km_bench *b, attn_run *r) {
   g.num_seqs = r->batch;
   g.blocks_per_seq = r->mbps;
   uint16_t *keys = km_bench_device_alloc(b, (size_t)km_paged_output_bytes(&g));
-  r->summary = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * 2 * r->sh.head_dim * 2);
+  for (int j = 0; j < r->copies; ++j)
+    r->summ[j] = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * 2 * r->sh.head_dim * 2);
   r->scores = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * sizeof(float));
   r->selected = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * r->kpages * sizeof(int32_t));
   KM_RETURN_IF_STOPPED(b);
-  KM_CUDA(b, km_paged_gather(&g, r->k, r->d_table, keys, s));
-  KM_CUDA(b, km_sparse_summarize(keys, r->summary, r->ss, s));
+  for (int j = 0; j < r->copies; ++j) {
+    KM_CUDA(b, km_paged_gather(&g, r->kc[j], r->d_table, keys, s));
+    KM_CUDA(b, km_sparse_summarize(keys, r->summ[j], r->ss, s));
+  }
+  use_copy(r, 0);
   KM_CUDA(b, cudaStreamSynchronize(s));
   r->args.selected = r->selected;
 }
@@ -321,10 +374,7 @@ static void setup(km_bench *b, const attn_params *p, attn_run *r) {
   KM_RETURN_IF_STOPPED(b);
   memset(&r->args, 0, sizeof r->args);
   r->args.q = r->q;
-  r->args.k_cache = r->k;
-  r->args.v_cache = r->v;
-  r->args.k_scale = r->k_scale;
-  r->args.v_scale = r->v_scale;
+  use_copy(r, 0);
   r->args.block_table = r->d_table;
   r->args.context_lens = r->d_ctx;
   r->args.sm_scale = 1.0f / sqrtf((float)r->sh.head_dim);
@@ -470,51 +520,56 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
   return bad;
 }
 
-static void verify(km_bench *b, attn_run *r) {
+/* One copy of the cache: the timed step on its own buffers with the output poisoned (0xFFFF is a bf16 NaN),
+ * and the simple kernel on the same cache (for Quest, the same selection), both copied to the host. */
+static int run_both(km_bench *b, attn_run *r, int copy, uint16_t *got, uint16_t *naive, int32_t *sel) {
   cudaStream_t s = km_bench_stream(b);
+  const size_t n = out_elems(r);
+  KM_CUDA_OR_FAIL(b, cudaMemsetAsync(r->out, 0xFF, n * 2, s));
+  KM_CUDA_OR_FAIL(b, cudaMemsetAsync(r->out_check, 0xFF, n * 2, s));
+  use_copy(r, copy);
+  KM_CUDA_OR_FAIL(b, enqueue(r, copy, s));
+  KM_CUDA_OR_FAIL(b, cudaGetLastError());
+  KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(got, r->out, n * 2, cudaMemcpyDeviceToHost, s));
+  km_attn_args na = r->args;
+  na.out = r->out_check;
+  if (r->p->op == A_NAIVE)
+    KM_CUDA_OR_FAIL(b, km_attn_decode(&r->plan, &na, s));
+  else
+    KM_CUDA_OR_FAIL(b, km_attn_naive_decode(&r->naive, &na, s));
+  KM_CUDA_OR_FAIL(b, cudaGetLastError());
+  KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(naive, r->out_check, n * 2, cudaMemcpyDeviceToHost, s));
+  if (sel)
+    KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(sel, r->selected, (size_t)r->batch * r->sh.num_kv_heads * r->kpages * sizeof *sel,
+                                       cudaMemcpyDeviceToHost, s));
+  KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
+  return 0;
+}
+
+/* Every copy's whole output against the simple kernel; copy 0's first and last sequence on the CPU. */
+static void verify(km_bench *b, attn_run *r) {
   const size_t n = out_elems(r), d = (size_t)r->sh.head_dim;
   uint16_t *got = km_bench_host_alloc(b, n * 2), *naive = km_bench_host_alloc(b, n * 2);
   float *ref = km_bench_host_alloc(b, n * sizeof(float));
-  if (!got || !naive || !ref) return;
-  /* the timed step on its own buffers, output poisoned (0xFFFF is a bf16 NaN) */
-  KM_CUDA(b, cudaMemsetAsync(r->out, 0xFF, n * 2, s));
-  KM_CUDA(b, cudaMemsetAsync(r->out_check, 0xFF, n * 2, s));
-  KM_CUDA(b, enqueue(r, 0, s));
-  KM_CUDA(b, cudaGetLastError());
-  KM_CUDA(b, cudaMemcpyAsync(got, r->out, n * 2, cudaMemcpyDeviceToHost, s));
-  /* the simple kernel on the same cache (and, for Quest, the same selection) */
-  km_attn_args na = r->args;
-  na.out = r->out_check;
+  int32_t *sel = r->p->op == A_QUEST ? km_bench_host_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * r->kpages * 4) : NULL;
+  if (!got || !naive || !ref || (r->p->op == A_QUEST && !sel)) return;
   const int fast_is_naive = r->p->op == A_NAIVE;
-  if (fast_is_naive) {
-    KM_CUDA(b, km_attn_decode(&r->plan, &na, s));
-  } else {
-    KM_CUDA(b, km_attn_naive_decode(&r->naive, &na, s));
+  size_t bad = 0;
+  for (int copy = r->copies - 1; copy >= 0; --copy) { /* copy 0 last: its outputs stay for the CPU slice */
+    if (run_both(b, r, copy, got, naive, sel) != 0) return;
+    for (size_t i = 0; i < n; ++i) ref[i] = (float)bf16_value(fast_is_naive ? got[i] : naive[i]);
+    bad += compare_rows(b, fast_is_naive ? "simple kernel vs decode kernel" : "decode kernel vs simple kernel",
+                        fast_is_naive ? naive : got, ref, n / d, (int)d, NULL);
   }
-  KM_CUDA(b, cudaGetLastError());
-  KM_CUDA(b, cudaMemcpyAsync(naive, r->out_check, n * 2, cudaMemcpyDeviceToHost, s));
-  int32_t *sel = NULL;
-  if (r->p->op == A_QUEST) {
-    size_t ns = (size_t)r->batch * r->sh.num_kv_heads * r->kpages;
-    sel = km_bench_host_alloc(b, ns * sizeof *sel);
-    if (!sel) return;
-    KM_CUDA(b, cudaMemcpyAsync(sel, r->selected, ns * sizeof *sel, cudaMemcpyDeviceToHost, s));
-  }
-  KM_CUDA(b, cudaStreamSynchronize(s));
-  /* whole output: the timed step against the simple kernel, row by row */
-  for (size_t i = 0; i < n; ++i) ref[i] = (float)bf16_value(fast_is_naive ? got[i] : naive[i]);
-  const uint16_t *fast = fast_is_naive ? naive : got;
-  size_t bad = compare_rows(b, fast_is_naive ? "simple kernel vs decode kernel" : "decode kernel vs simple kernel", fast,
-                            ref, n / d, (int)d, NULL);
-  /* slice: the first and the last sequence on the CPU */
   slice_acc acc = {0, 0, 0, 0};
   bad += check_sequence(b, r, 0, got, naive, sel, &acc);
   if (r->batch > 1) bad += check_sequence(b, r, r->batch - 1, got, naive, sel, &acc);
   KM_RETURN_IF_STOPPED(b);
-  char tol[160];
-  snprintf(tol, sizeof tol, "each output within 1/64 of its row's max |value| of the simple kernel (all %zu rows) and "
-                            "of the CPU fp64 reference (first and last sequence)", n / d);
-  km_bench_verified(b, bad, n, tol);
+  char tol[200];
+  snprintf(tol, sizeof tol, "each output within 1/64 of its row's max |value| of the simple kernel (all %zu rows of "
+                            "each of %d cache copies) and of the CPU fp64 reference (first and last sequence)",
+           n / d, r->copies);
+  km_bench_verified(b, bad, n * r->copies, tol);
   if (r->sh.kv != KM_ATTN_BF16 && acc.ref2 > 0) {
     km_bench_counter(b, "rel_err_vs_bf16", sqrt(acc.err2 / acc.ref2));
     km_bench_counter(b, "cosine_vs_bf16", acc.dot / sqrt(acc.ref2 * (acc.got2 > 0 ? acc.got2 : 1)));
@@ -569,6 +624,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   km_bench_counter(b, "batch_seqs", r->batch);
   km_bench_counter(b, "context_tokens", ctx_tokens);
   km_bench_counter(b, "chunks", r->plan.num_chunks);
+  km_bench_counter(b, "cache_copies", r->copies);
   km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s",
                  r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
                  p->skewed ? "long-tailed, " : "", ctx_tokens, r->sh.block_size, r->sh.q_len,
