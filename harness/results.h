@@ -36,6 +36,12 @@ void km_results_free(km_results *r);
 /* The value of a counter, or NaN when the run has none. */
 double km_result_counter(const km_result *row, const char *name);
 const km_result *km_results_find(const km_results *r, const char *name);
+/* The row's traffic class: "copy", "read", "write", "mixed" (device rows, from bytes_read and
+ * bytes_written), "link_h2d", "link_d2h", "link_both", "link" (host rows), "unknown". */
+const char *km_result_traffic(const km_result *row);
+/* How the row compares with its baseline: the ratio of their GB/s (row / baseline), or of their times
+ * (baseline / row) when neither moves bytes; NaN when they cannot be compared. */
+double km_result_vs_baseline(const km_result *row, const km_result *base);
 
 /* Google Benchmark's "benchmarks" array (names, run types, times, counters) plus kvmicro's fields. */
 cJSON *km_results_benchmarks_json(const km_results *r);
