@@ -160,6 +160,14 @@ static int write_json_file(km_app *a, int with_gpu) {
   return rc;
 }
 
+static int write_params_file(km_app *a) {
+  cJSON *gpu = km_context_gpu_json(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings);
+  int rc = km_params_write(a->opts.params_path, &a->results, &a->model, &a->bytes_params, gpu, a->err, sizeof a->err);
+  cJSON_Delete(gpu);
+  if (rc) fprintf(stderr, "micro: %s\n", a->err);
+  return rc;
+}
+
 static int print_bytes_table(km_app *a, FILE *out) {
   km_table *t = bytes_table(a);
   if (!t) return usage_error(a->err);
@@ -310,11 +318,7 @@ static int run_benchmarks(km_app *a) {
     print_bytes_table(a, stdout);
   }
   if (a->opts.json_path && write_json_file(a, 1)) return KM_EXIT_FAILED;
-  if (a->opts.params_path && km_params_write(a->opts.params_path, &a->results, &a->model, &a->bytes_params,
-                                             a->ctx.ceiling_gbps, a->err, sizeof a->err)) {
-    fprintf(stderr, "micro: %s\n", a->err);
-    return KM_EXIT_FAILED;
-  }
+  if (a->opts.params_path && write_params_file(a)) return KM_EXIT_FAILED;
   if (a->ctx.errors) fprintf(stderr, "micro: %d case(s) failed their check or a CUDA call\n", a->ctx.errors);
   if (a->ctx.not_run) {
     fprintf(stderr, "micro: interrupted: %d case(s) not measured; what finished was written, marked incomplete\n",

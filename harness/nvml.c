@@ -183,7 +183,7 @@ void km_clock_reason_names(unsigned long long reasons, char *buf, size_t len) {
   size_t used = 0;
   if (len) buf[0] = '\0';
   for (size_t i = 0; i < sizeof names / sizeof names[0] && used + 1 < len; i++)
-    if (reasons & names[i].bit) used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i].name);
+    if (reasons & names[i].bit) used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "+" : "", names[i].name);
   if (used == 0 && len) snprintf(buf, len, "none");
 }
 

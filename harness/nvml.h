@@ -66,7 +66,7 @@ void km_nvml_sample(km_nvml *n, km_gpu_state *s);
  * violation time that grew in between. 0 when neither sample is valid. */
 unsigned long long km_throttle_reasons(const km_gpu_state *before, const km_gpu_state *after);
 int km_throttled(const km_gpu_state *before, const km_gpu_state *after);
-/* "sw_power_cap,hw_thermal" (or "none") for a reason mask. */
+/* "sw_power_cap+hw_thermal" (or "none") for a reason mask. */
 void km_clock_reason_names(unsigned long long reasons, char *buf, size_t len);
 
 /* The context's "nvml" object: available or the reason, identity, and the state now. */

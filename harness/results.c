@@ -46,6 +46,28 @@ static int set_counters(km_result *row, size_t n, const char *const *names, cons
   return 0;
 }
 
+cJSON *km_sweep_json(const km_sweep *s) {
+  if (!s || !s->series) return NULL;
+  cJSON *o = cJSON_CreateObject(), *axes = cJSON_CreateArray(), *at = cJSON_CreateArray();
+  cJSON_AddStringToObject(o, "series", s->series);
+  for (size_t i = 0; i < KM_SWEEP_MAX_AXES && s->axes[i]; i++) {
+    cJSON_AddItemToArray(axes, cJSON_CreateString(s->axes[i]));
+    cJSON_AddItemToArray(at, strcmp(s->axes[i], "bytes") == 0 ? cJSON_CreateNull() : cJSON_CreateNumber(s->at[i]));
+  }
+  if (cJSON_GetArraySize(axes) == 0) { /* no axes declared: the copy model's one axis */
+    cJSON_AddItemToArray(axes, cJSON_CreateString("bytes"));
+    cJSON_AddItemToArray(at, cJSON_CreateNull());
+  }
+  cJSON_AddItemToObject(o, "axes", axes);
+  cJSON_AddItemToObject(o, "at", at);
+  cJSON_AddStringToObject(o, "model", s->model ? s->model : "bytes");
+  if (s->stages) {
+    cJSON *st = cJSON_AddArrayToObject(o, "stages");
+    for (const char *const *n = s->stages; *n; n++) cJSON_AddItemToArray(st, cJSON_CreateString(*n));
+  }
+  return o;
+}
+
 /* Seconds per unit of Google Benchmark's time_unit names. */
 static double unit_seconds(const char *unit) {
   if (strcmp(unit, "ns") == 0) return 1e-9;
@@ -75,6 +97,7 @@ int km_results_add(km_results *r, const gb_run *run, const km_case *c) {
   row->technique = dup_or_empty(c ? c->technique : "");
   row->baseline = dup_or_empty(c && c->baseline ? c->baseline : "");
   row->representative = c && (c->flags & KM_CASE_REPRESENTATIVE);
+  row->sweep = c ? km_sweep_json(c->sweep) : NULL;
   row->is_aggregate = run->is_aggregate;
   row->error = run->error;
   row->skipped = run->skipped;
@@ -101,6 +124,7 @@ void km_results_free(km_results *r) {
     for (size_t k = 0; k < row->ncounters; k++) free(row->counter_names[k]);
     free(row->counter_names);
     free(row->counter_values);
+    cJSON_Delete(row->sweep);
   }
   free(r->rows);
   memset(r, 0, sizeof *r);
@@ -188,6 +212,7 @@ cJSON *km_results_benchmarks_json(const km_results *r) {
       cJSON_AddStringToObject(o, "traffic_class", km_result_traffic(row));
     if (row->baseline[0]) cJSON_AddStringToObject(o, "baseline", row->baseline);
     cJSON_AddBoolToObject(o, "representative", row->representative);
+    if (row->sweep) cJSON_AddItemToObject(o, "sweep", cJSON_Duplicate(row->sweep, 1));
     cJSON_AddItemToArray(arr, o);
   }
   return arr;
@@ -237,6 +262,8 @@ static int row_from_json(const cJSON *o, km_results *out, size_t index, char *er
   row->technique = dup_or_empty(json_str(o, "technique", ""));
   row->baseline = dup_or_empty(json_str(o, "baseline", ""));
   row->representative = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "representative"));
+  const cJSON *sweep = cJSON_GetObjectItemCaseSensitive(o, "sweep");
+  row->sweep = cJSON_IsObject(sweep) ? cJSON_Duplicate(sweep, 1) : NULL;
   row->skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "skipped"));
   row->error = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "error_occurred")) && !row->skipped;
   row->real_time = real_time;

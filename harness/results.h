@@ -24,6 +24,9 @@ typedef struct km_result {
   char *technique;  /* the case's, or the file's */
   char *baseline;   /* name of the case it is compared with, "" for none */
   int representative;
+  /* The case's declared sweep (km_sweep) as written to the file: {"series", "axes", "at", "model",
+   * "stages"}; NULL when it declares none. */
+  cJSON *sweep;
 } km_result;
 
 typedef struct km_results {
@@ -32,6 +35,8 @@ typedef struct km_results {
 } km_results;
 
 int km_results_add(km_results *r, const gb_run *run, const km_case *c);
+/* A case's sweep declaration as JSON (NULL when it has none or out of memory). */
+cJSON *km_sweep_json(const km_sweep *s);
 void km_results_free(km_results *r);
 /* The value of a counter, or NaN when the run has none. */
 double km_result_counter(const km_result *row, const char *name);
