@@ -280,6 +280,11 @@ static void add_gb_context(km_app *a) {
       gb_add_context(ceilings[i].key, buf);
     }
   }
+  km_gpu_identity id;
+  if (km_nvml_identity(a->ctx.nvml, &id) == 0) {
+    gb_add_context("gpu_uuid", id.uuid);
+    gb_add_context("driver_release", id.driver);
+  }
   gb_add_context("kvmicro_revision", km_build_revision());
 }
 

@@ -187,6 +187,19 @@ void km_clock_reason_names(unsigned long long reasons, char *buf, size_t len) {
   if (used == 0 && len) snprintf(buf, len, "none");
 }
 
+/* Identity and state now, with the clock-event reasons named: what the banner and the context show. */
+typedef struct nvml_now {
+  km_gpu_identity id;
+  km_gpu_state s;
+  char reasons[256];
+} nvml_now;
+
+static void read_now(km_nvml *n, nvml_now *now) {
+  km_nvml_identity(n, &now->id);
+  km_nvml_sample(n, &now->s);
+  km_clock_reason_names(now->s.reasons, now->reasons, sizeof now->reasons);
+}
+
 cJSON *km_nvml_json(km_nvml *n) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddBoolToObject(o, "available", km_nvml_available(n));
@@ -194,12 +207,11 @@ cJSON *km_nvml_json(km_nvml *n) {
     cJSON_AddStringToObject(o, "reason", km_nvml_reason(n));
     return o;
   }
-  km_gpu_identity id;
-  km_gpu_state s;
-  char names[256];
-  km_nvml_identity(n, &id);
-  km_nvml_sample(n, &s);
-  km_clock_reason_names(s.reasons, names, sizeof names);
+  nvml_now x;
+  read_now(n, &x);
+  const km_gpu_identity id = x.id;
+  const km_gpu_state s = x.s;
+  const char *names = x.reasons;
   cJSON_AddStringToObject(o, "uuid", id.uuid);
   cJSON_AddStringToObject(o, "driver_release", id.driver);
   cJSON_AddStringToObject(o, "vbios", id.vbios);
@@ -223,12 +235,11 @@ void km_nvml_banner_line(km_nvml *n, char *buf, size_t len) {
              km_nvml_reason(n));
     return;
   }
-  km_gpu_identity id;
-  km_gpu_state s;
-  char names[256];
-  km_nvml_identity(n, &id);
-  km_nvml_sample(n, &s);
-  km_clock_reason_names(s.reasons, names, sizeof names);
+  nvml_now x;
+  read_now(n, &x);
+  const km_gpu_identity id = x.id;
+  const km_gpu_state s = x.s;
+  const char *names = x.reasons;
   snprintf(buf, len,
            "nvml     %s, driver %s, VBIOS %s; now %u MHz SM / %u MHz memory (max %u / %u), %u C, %.0f W of %.0f W, "
            "P%d, clock events: %s",
