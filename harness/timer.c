@@ -84,12 +84,13 @@ static int timed(km_timer *t, int count, double *seconds, char *err, size_t errl
 
 /* A new batch for launches measured at `per_launch` seconds; the graph follows it. */
 static int resize(km_timer *t, double per_launch, char *err, size_t errlen) {
-  int n = km_timer_batch_for(per_launch, t->min_sample_s);
-  int cycles = (n + t->cycle - 1) / t->cycle;
-  t->batch = cycles * t->cycle > KM_MAX_BATCH && t->cycle <= KM_MAX_BATCH ? KM_MAX_BATCH / t->cycle * t->cycle
-                                                                           : cycles * t->cycle;
-  if (t->graph_wanted && !t->graph_failed) return build_graph(t, err, errlen);
-  return 0;
+  t->batch = km_timer_batch_for(per_launch, t->min_sample_s);
+  if (!t->graph_wanted || t->graph_failed) return 0; /* plain launches go on rotating from where they are */
+  /* a graph replays the same launches: make them whole rotations, so every copy is touched */
+  int cycles = (t->batch + t->cycle - 1) / t->cycle;
+  if (cycles * t->cycle > KM_MAX_BATCH && t->cycle <= KM_MAX_BATCH) cycles = KM_MAX_BATCH / t->cycle;
+  t->batch = cycles * t->cycle;
+  return build_graph(t, err, errlen);
 }
 
 int km_timer_init(km_timer *t, cudaStream_t stream, km_enqueue_fn fn, void *arg, double min_sample_s, char *err,
