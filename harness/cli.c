@@ -91,7 +91,8 @@ void km_options_usage(FILE *out) {
       "  --help              this text\n"
       "  --                  pass the remaining flags to Google Benchmark (e.g. --benchmark_out=...)\n"
       "\n"
-      "exit status: 0 ok, 1 a case failed its check or a CUDA call failed, 2 bad input, 3 no CUDA device\n",
+      "exit status: 0 ok, 1 a case failed its check or a CUDA call failed, 2 bad input, 3 no CUDA device,\n"
+      "             130 interrupted (Ctrl-C: what finished is written, marked incomplete; a second Ctrl-C stops at once)\n",
       out);
 }
 

@@ -65,7 +65,8 @@ static cJSON_bool is_bool(const cJSON *v) { return cJSON_IsBool(v); }
 
 static int check_benchmark(const cJSON *o, size_t i, const char *path, char *err, size_t errlen) {
   static const char *const strings[] = {"name", "kvmicro_name", "technique", "baseline", "run_type",
-                                        "aggregate_name", "time_unit", "label", "error_message"};
+                                        "aggregate_name", "time_unit", "label", "error_message", "skip_message",
+                                        "traffic_class"};
   static const char *const numbers[] = {"repetitions", "iterations", "median_us", "GB/s", "bytes",
                                         "pct_of_ceiling", "cv"};
   static const char *const bools[] = {"representative", "skipped", "error_occurred"};
@@ -105,6 +106,7 @@ static int read_context(km_run_file *f, char *err, size_t errlen) {
   }
   if (name) f->gpu_name = name->valuestring;
   if (ceil) f->ceiling_gbps = ceil->valuedouble;
+  f->gpu = gpu;
   return 0;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The report tool on recorded and synthetic result files: compare ratios (a file against itself is
 # 1.00 everywhere; the synthetic half-bandwidth card is 2.00x time, 0.50x GB/s, the same share of its
-# own ceiling), tables, plot with and without gnuplot, predict from a params file, and every malformed
-# input -> exit 2 with one line on stderr. Usage: report_tests.sh REPORT_BINARY FIXTURES_DIR
+# own ceiling; rows more than 3% apart flagged with the measured GPU state), tables, plot with and
+# without gnuplot, predict from params files, and every malformed input -> exit 2 with one line on
+# stderr. Usage: report_tests.sh REPORT_BINARY FIXTURES_DIR
 set -u
 report="$1"
 fx="$2/runs"
@@ -57,7 +58,7 @@ csv_columns "$tmp/old.csv" case time_ratio gbps_ratio share_ratio a_pct_of_ceili
 grep -q '^roofline,roofline/sm_write,.*only in A' "$tmp/old.csv" || bad "csv lacks the A-only row"
 grep -q '^roofline,roofline/synthetic_only,.*only in B' "$tmp/old.csv" || bad "csv lacks the B-only row"
 "$report" compare "$fx/h200-sample.json" "$fx/synthetic-older-card.json" >"$tmp/old.md" || bad "compare (markdown) failed"
-for text in "NVIDIA H200, ceiling 4261 GB/s" "SYNTHETIC half-bandwidth card" "ceiling 2131 GB/s" "% own ceiling" \
+for text in "NVIDIA H200 (UUID unknown, driver unknown), ceiling 4261 GB/s" "SYNTHETIC half-bandwidth card" "ceiling 2131 GB/s" "% own ceiling" \
             "Cases in only one file" "roofline/sm_write" "roofline/synthetic_only"; do
   grep -qF "$text" "$tmp/old.md" || bad "markdown compare lacks '$text'"
 done
@@ -72,6 +73,36 @@ ok = d["b"]["ceiling_gbps"] * 2 == d["a"]["ceiling_gbps"] and len(d["only_in_one
 ok = ok and all(abs(r["time_ratio"] - 2) < 1e-9 and abs(r["gbps_ratio"] - 0.5) < 1e-9 for r in d["matched"])
 if not ok: print("FAIL: json compare values"); sys.exit(1)
 EOF
+fi
+
+# every matched row of the half-bandwidth card is 2x apart: flagged, both states shown, no evidence in
+# files that carry no GPU state
+csv_columns "$tmp/old.csv" case flag a_state differs note |
+  awk -F'\t' '$5 == "" { n++
+      if ($2 != "B slower") { print "FAIL: " $1 " not flagged: " $2; bad = 1 }
+      if ($3 !~ /no GPU state recorded/ || $4 !~ /no evidence/) { print "FAIL: " $1 " state " $3 " / " $4; bad = 1 } }
+    END { if (n < 1) { print "FAIL: no flagged rows"; bad = 1 } exit bad }' || fail=1
+# two runs of one card: a row 6% slower with lower clocks and a throttle reason is flagged with them; a
+# row 1% apart is not
+if command -v python3 >/dev/null; then
+  python3 - "$fx/h200-sample.json" "$tmp/state_a.json" "$tmp/state_b.json" <<'EOF' || bad "could not write the state fixtures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [b for b in d["benchmarks"] if b["kvmicro_name"] in ("roofline/d2d_memcpy", "roofline/sm_copy")]
+def state(b, sm, temp, reasons, scale):
+    b = dict(b)
+    b.update({"gpu_sm_mhz": sm, "gpu_mem_mhz": 3201, "gpu_temp_c": temp, "gpu_power_w": 600, "throttle_reasons": reasons,
+              "throttled": 1 if reasons else 0, "median_us": b["median_us"] * scale, "GB/s": b["GB/s"] / scale})
+    return b
+a = dict(d); a["benchmarks"] = [state(b, 1980, 40, 0, 1.0) for b in rows]
+b = dict(d); b["benchmarks"] = [state(rows[0], 1755, 62, 4, 1.06), state(rows[1], 1980, 41, 0, 1.01)]
+json.dump(a, open(sys.argv[2], "w")); json.dump(b, open(sys.argv[3], "w"))
+EOF
+  "$report" compare "$tmp/state_a.json" "$tmp/state_b.json" --format csv >"$tmp/state.csv" || bad "state compare failed"
+  grep '^roofline,roofline/d2d_memcpy,' "$tmp/state.csv" | grep -q 'B slower.*SM clock 1980 -> 1755 MHz.*temperature 40 -> 62 C' ||
+    bad "the throttled row lacks its measured differences: $(grep d2d_memcpy "$tmp/state.csv")"
+  grep '^roofline,roofline/d2d_memcpy,' "$tmp/state.csv" | grep -q 'B throttled (sw_power_cap)' || bad "no throttle reason"
+  grep '^roofline,roofline/sm_copy,' "$tmp/state.csv" | grep -q 'slower\|faster' && bad "a row 1% apart is flagged"
 fi
 
 # ---- tables of a recorded run
@@ -114,18 +145,29 @@ if command -v gnuplot >/dev/null; then
   ls "$tmp/gp" | grep -q '\.tmp' && bad "plot left temporaries"
 fi
 
-# ---- predict from a params file
+# ---- predict from params files
 out=$("$report" predict "$fx/synthetic-params.json" syn/copy 1000000) || bad "predict failed"
 echo "$out" | grep -q ': 20.000 us' || bad "predict syn/copy 1e6 bytes: $out"
 out=$("$report" predict "$fx/synthetic-params.json" syn/copy 1GiB) || bad "predict 1GiB failed"
 echo "$out" | grep -q 'extrapolation' || bad "predict outside the range does not say so"
-out=$("$report" predict "$fx/h200-sample-params.json" roofline 2147483648) || bad "predict on the recorded params failed"
-echo "$out" | grep -q ': 530.5[0-9]* us' || bad "predict roofline: $out"
+out=$("$report" predict "$fx/synthetic-params.json" syn/decode batch=16 context=4096) || bad "predict over two axes failed"
+echo "$out" | grep -q ': 102.536 us' || bad "predict syn/decode (5 + 2*16 + 0.001*16*4096): $out"
+# the params written from the recorded H200 run's degenerate series
+out=$("$report" predict "$fx/h200-degenerate-params.json" offload/fit/h2d/pinned 256KiB) || bad "predict on recorded params failed"
+echo "$out" | grep -q ': 8.80[0-9] us' || bad "predict offload/fit/h2d/pinned 256KiB: $out"
 expect_error "series without fit" predict "$fx/synthetic-params.json" syn/single 4096
-expect_error "fit of the wrong type" predict "$fx/synthetic-params.json" syn/bad_beta 4096
-expect_error "unknown series" predict "$fx/synthetic-params.json" syn/none 4096
+expect_error "recorded series without fit" predict "$fx/h200-degenerate-params.json" paged/gather_bulk/hnd 1GiB
+grep -q "2 point(s)" "$tmp/err" || bad "the no-fit error does not give the reason: $(cat "$tmp/err")"
+expect_error "fit of the wrong type" predict "$fx/synthetic-params.json" syn/bad_coefficient 4096
+expect_error "unknown series" predict "$fx/h200-degenerate-params.json" 'offload/h2d/pinned/*' 4096
+grep -q "series with a fit: offload/h2d/pinned, offload/fit/h2d/pinned" "$tmp/err" ||
+  bad "the unknown-series error does not list the real series: $(cat "$tmp/err")"
+expect_error "missing axis" predict "$fx/synthetic-params.json" syn/decode batch=16
+grep -q "context=VALUE" "$tmp/err" || bad "the missing-axis error does not name the axis"
+expect_error "a kvmicro-params/1 file" predict "$fx/h200-sample-params.json" roofline 4096
 expect_error "not a params file" predict "$fx/h200-sample.json" roofline 4096
 expect_error "bad byte count" predict "$fx/synthetic-params.json" syn/copy 12XB
+expect_error "bad axis value" predict "$fx/synthetic-params.json" syn/decode batch=many context=1
 
 # ---- malformed input files
 printf 'not json' >"$tmp/notjson.json"
