@@ -20,6 +20,7 @@
 #include "results.h"
 #include "run_ctx.h"
 #include "topo.h"
+#include "version.h"
 
 typedef struct km_app {
   const km_case_table *const *tables;
@@ -57,7 +58,7 @@ static void bytes_params_from_options(const km_options *o, km_bytes_params *p) {
 static int check_arguments(km_app *a, int argc, char **argv) {
   km_options_default(&a->opts);
   if (km_options_parse(argc, argv, &a->opts, a->err, sizeof a->err)) return usage_error(a->err);
-  if (a->opts.help) return 0;
+  if (a->opts.help || a->opts.version) return 0;
   if (a->opts.filter && km_filter_compile(a->opts.filter, &a->filter, a->err, sizeof a->err))
     return usage_error(a->err);
   const char *model = a->opts.model_path ? a->opts.model_path : "qwen3-8b";
@@ -305,6 +306,8 @@ int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_
   int rc = check_arguments(a, argc, argv);
   if (rc == 0 && a->opts.help) {
     km_options_usage(stdout);
+  } else if (rc == 0 && a->opts.version) {
+    km_version_print("micro", stdout);
   } else if (rc == 0 && a->opts.list) {
     for (size_t i = 0; i < a->sel.count; i++) printf("%s\n", a->sel.cases[i]->name);
   } else if (rc == 0 && a->opts.tables == KM_TABLES_BYTES) {

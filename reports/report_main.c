@@ -9,6 +9,7 @@
 #include "plot.h"
 #include "run_file.h"
 #include "run_tables.h"
+#include "version.h"
 
 enum { KM_REPORT_OK = 0, KM_REPORT_TOOL_FAILED = 1, KM_REPORT_BAD_INPUT = 2 };
 enum { MAX_POSITIONAL = 3 };
@@ -34,6 +35,7 @@ static const char usage_text[] =
     "         as DIR/*.svg and *.png through gnuplot; without gnuplot, the data and DIR/plots.gp.\n"
     "predict: time of one call from a kvmicro-params/1 file (reports/PARAMS.md), e.g.\n"
     "         report predict h200-params.json offload/fit/h2d 64MiB\n"
+    "       report --version\n"
     "Default format: markdown. Exit: 0 ok, 1 gnuplot failed, 2 bad input.\n";
 
 static int fail(report_args *a, const char *what) {
@@ -139,6 +141,10 @@ int main(int argc, char **argv) {
   report_args args = {0};
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     fputs(usage_text, stdout);
+    return KM_REPORT_OK;
+  }
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    km_version_print("report", stdout);
     return KM_REPORT_OK;
   }
   int rc = parse_args(&args, argc, argv) ? KM_REPORT_BAD_INPUT : dispatch(&args);

@@ -35,6 +35,13 @@ for word in compare tables plot predict --format --out; do
   grep -q -- "$word" "$tmp/help" || bad "--help does not mention $word"
 done
 
+# ---- version: one line of the build's facts
+"$report" --version >"$tmp/version" 2>&1 || bad "--version exited non-zero"
+[ "$(wc -l <"$tmp/version")" -eq 1 ] || bad "--version printed $(wc -l <"$tmp/version") lines"
+for word in "report (kvmicro) revision" "build, CUDA architectures" "Google Benchmark"; do
+  grep -q -- "$word" "$tmp/version" || bad "--version lacks '$word': $(cat "$tmp/version")"
+done
+
 # ---- compare a file with itself: every ratio 1.00, nothing unmatched
 "$report" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --format csv >"$tmp/self.csv" || bad "self compare failed"
 rows=$(csv_columns "$tmp/self.csv" case | grep -c .)
