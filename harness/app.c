@@ -33,6 +33,7 @@ typedef struct km_app {
   km_gpu_info gpu;
   km_run_ctx ctx;
   km_results results;
+  int console; /* GB_CONSOLE_PLAIN or GB_CONSOLE_COLOR, from Google Benchmark's colour flag */
   char err[1024];
 } km_app;
 
@@ -81,6 +82,7 @@ static int check_arguments(km_app *a, int argc, char **argv) {
   gb_argv[0] = argv[0];
   if (plain) gb_argv[1] = no_color;
   for (int i = 0; i < a->opts.gb_argc; i++) gb_argv[i + 1 + plain] = a->opts.gb_argv[i];
+  a->console = gb_color_wanted(gb_argc, gb_argv) ? GB_CONSOLE_COLOR : GB_CONSOLE_PLAIN;
   int rc = gb_init(gb_argc, gb_argv, a->err, sizeof a->err);
   free(gb_argv); /* Google Benchmark keeps copies of what it parsed */
   if (rc) return usage_error(a->err);
@@ -264,7 +266,7 @@ static int run_benchmarks(km_app *a) {
       return KM_EXIT_FAILED;
     }
   add_gb_context(a);
-  if (gb_run_all(on_run, a, human, a->err, sizeof a->err) < 0) {
+  if (gb_run_all(on_run, a, human ? a->console : GB_CONSOLE_NONE, a->err, sizeof a->err) < 0) {
     fprintf(stderr, "micro: %s\n", a->err);
     return KM_EXIT_FAILED;
   }
