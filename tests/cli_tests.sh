@@ -80,6 +80,14 @@ fi
 # the byte table needs no GPU, and its JSON file is written whole
 "$micro" --table bytes >"$tmp/bytes.txt" 2>&1 || { echo "FAIL: --table bytes exited non-zero"; fail=1; }
 grep -q '147,456' "$tmp/bytes.txt" || { echo "FAIL: byte table lacks 147,456 B/token"; fail=1; }
+# a terminal's width: the text tables within 120 columns (long explanations as numbered notes), case names
+# within the console's name column (62) so every Google Benchmark line lines up within 160
+wide=$(awk 'length($0) > 120' "$tmp/bytes.txt" | head -3)
+[ -z "$wide" ] || { echo "FAIL: byte table lines over 120 columns:"; echo "$wide"; fail=1; }
+grep -q '^notes:$' "$tmp/bytes.txt" && grep -q '^\[1\] qwen3-8b: 36 KV layers' "$tmp/bytes.txt" ||
+  { echo "FAIL: the byte table's explanations are not numbered notes"; fail=1; }
+long=$("$micro" --list | awk 'length($0) > 62')
+[ -z "$long" ] || { echo "FAIL: case names over 62 columns:"; echo "$long"; fail=1; }
 "$micro" --table bytes --json "$tmp/result.json" >/dev/null 2>&1 || { echo "FAIL: --table bytes --json failed"; fail=1; }
 [ -s "$tmp/result.json" ] || { echo "FAIL: no JSON written"; fail=1; }
 ls "$tmp" | grep -q '\.tmp\.' && { echo "FAIL: a temporary file was left behind"; fail=1; }

@@ -87,6 +87,12 @@ for text in "Latency and bandwidth" "roofline/d2d_memcpy" "Per-token bytes" "tur
   grep -qF "$text" "$tmp/tables.md" || bad "tables lacks '$text'"
 done
 "$report" tables "$fx/h200-sample.json" --format csv | grep -q '^roofline,roofline/sm_copy,' || bad "csv tables lack sm_copy"
+# text: the latency table without a GPU, within 120 columns, its long statuses as numbered notes
+"$report" tables "$fx/h200-sample.json" --format text >"$tmp/tables.txt" || bad "text tables failed"
+wide=$(awk 'length($0) > 120' "$tmp/tables.txt" | head -3)
+[ -z "$wide" ] || bad "text tables over 120 columns: $wide"
+grep -q '^roofline/sm_copy  ' "$tmp/tables.txt" || bad "text tables lack the roofline/sm_copy row"
+grep -q '^notes:$' "$tmp/tables.txt" || bad "text tables have no notes"
 if command -v python3 >/dev/null; then
   "$report" tables "$fx/h200-sample.json" --format json |
     python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["latency"] and d["bytes"]["rows"] else 1)' ||
