@@ -45,9 +45,9 @@ typedef struct chart_def {
 static const chart_def chart_defs[KM_PLOT_CHART_COUNT] = {
     {"gather_block_size", "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)",
      "block size (tokens)", "GB/s (read + written)", Y_GBPS, 2, 0, 0, 0, 1, 0, NULL,
-     {{"paged/gather/{s}/bs{x}/d128/h8/bf16/random", "{^1} layout"}}, {{NULL, NULL}}},
+     {{"paged/gather/{s}/bs{x}/d128/h8/bf16/random", "{^1} layout", 0}}, {{NULL, NULL}}},
     {"offload_size", "Host <-> device copies: GB/s vs transfer size (pinned host memory)", "transfer size",
-     "GB/s", Y_GBPS, 2, 0, 0, 1, 0, 1, NULL, {{"offload/{s}/pinned/{x}", "{^1} pinned"}}, {{NULL, NULL}}},
+     "GB/s", Y_GBPS, 2, 0, 0, 1, 0, 1, NULL, {{"offload/{s}/pinned/{x}", "{^1} pinned", 0}}, {{NULL, NULL}}},
     {"offload_scatter_h2d", "Scattered KV blocks to the GPU (H2D, 64 MiB in all): GB/s vs block size",
      "block size", "GB/s", Y_GBPS, 2, 0, 0, 1, 0, 1, NULL, SCATTER_FEEDS("h2d"),
      {{"offload/h2d/pinned/64MiB", "contiguous copy of 64 MiB"}}},
@@ -56,11 +56,11 @@ static const chart_def chart_defs[KM_PLOT_CHART_COUNT] = {
      {{"offload/d2h/pinned/64MiB", "contiguous copy of 64 MiB"}}},
     {"topk_pages", "Top-k page selection: time vs pages, against the baselines", "pages per row",
      "median time (us)", Y_TIME_US, 2, 10, 0, 0, 0, 0, NULL,
-     {{"sparse/topk/r{s}/p{x}/k{s}", "radix select, {1} rows, k = {2}"},
+     {{"sparse/topk/r{s}/p{x}/k{s}", "radix select, {1} rows, k = {2}", 0},
       {"baseline/sparse/{s}/r{s}/p{x}/k{s}", "{1}, {2} rows, k = {3}", 1}},
      {{NULL, NULL}}},
     {"quant_formats", "KV quantization: GB/s per format (head_dim 128 where present)", "GB/s (read + written)", "",
-     Y_GBPS, 0, 0, 1, 0, 1, 0, "/d128", {{"quant/{l}", "GB/s"}}, {{NULL, NULL}}},
+     Y_GBPS, 0, 0, 1, 0, 1, 0, "/d128", {{"quant/{l}", "GB/s", 0}}, {{NULL, NULL}}},
 };
 
 static char *dup_label(const char *s) {
