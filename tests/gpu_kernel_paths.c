@@ -101,6 +101,20 @@ static int check_image(const char *what, cudaError_t setup, const km_kernel_imag
   return usable == 1;
 }
 
+/* A bulk launch's outcome (e, after the launch and a synchronize): where the path runs it succeeded and
+ * d_out holds want bitwise; where it does not, the launch failed instead of running an empty body. */
+static void expect_outcome(const char *what, int usable, cudaError_t e, const void *d_out, const unsigned char *want,
+                           unsigned char *got, size_t n) {
+  if (!usable) {
+    KM_EXPECT_MSG(e != cudaSuccess, "%s without sm_90 code launched: its body would be empty", what);
+    cudaGetLastError();
+    return;
+  }
+  KM_EXPECT_MSG(e == cudaSuccess, "%s: %s", what, cudaGetErrorString(e));
+  KM_EXPECT(cudaMemcpy(got, d_out, n, cudaMemcpyDeviceToHost) == cudaSuccess);
+  KM_EXPECT_MSG(memcmp(got, want, n) == 0, "%s: output differs from the reference", what);
+}
+
 /* The bulk copy where it runs: 1 MiB + one stage of random bytes, bitwise; elsewhere its launch must fail. */
 static void check_copy_bulk(int usable, int sms) {
   const size_t n = (1u << 20) + (16u << 10);
@@ -116,14 +130,7 @@ static void check_copy_bulk(int usable, int sms) {
     KM_EXPECT(cudaMemset(dst, 0xFF, n) == cudaSuccess);
     cudaError_t e = km_copy_vec16_shape(dst, src, n, sms, KM_COPY_BULK, 0);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    if (usable) {
-      KM_EXPECT_MSG(e == cudaSuccess, "bulk copy: %s", cudaGetErrorString(e));
-      KM_EXPECT(cudaMemcpy(got, dst, n, cudaMemcpyDeviceToHost) == cudaSuccess);
-      KM_EXPECT_MSG(memcmp(got, want, n) == 0, "bulk copy: output differs from its input");
-    } else {
-      KM_EXPECT_MSG(e != cudaSuccess, "a bulk copy without sm_90 code launched: its body would be empty");
-      cudaGetLastError();
-    }
+    expect_outcome("bulk copy", usable, e, dst, want, got, n);
   }
   cudaFree(src);
   cudaFree(dst);
@@ -157,15 +164,9 @@ static void check_gather_bulk(int usable, int sms, km_paged_layout layout, int b
     KM_EXPECT(cudaMemset(d_out, 0xFF, out_bytes) == cudaSuccess);
     cudaError_t e = km_paged_gather_bulk(&g, d_pool, d_table, d_out, sms, 0);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    if (usable) {
-      KM_EXPECT_MSG(e == cudaSuccess, "bulk gather bs%d: %s", block_size, cudaGetErrorString(e));
-      KM_EXPECT(cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
-      KM_EXPECT_MSG(memcmp(got, want, out_bytes) == 0, "bulk gather bs%d: output differs from the CPU gather",
-                    block_size);
-    } else {
-      KM_EXPECT_MSG(e != cudaSuccess, "a bulk gather without sm_90 code launched: its body would be empty");
-      cudaGetLastError();
-    }
+    char what[64];
+    snprintf(what, sizeof what, "bulk gather (%s bs%d)", layout == KM_PAGED_NHD ? "NHD" : "HND", block_size);
+    expect_outcome(what, usable, e, d_out, want, got, out_bytes);
   }
   cudaFree(d_pool);
   cudaFree(d_out);
