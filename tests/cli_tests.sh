@@ -28,7 +28,7 @@ done
 
 # --version: one line naming the revision, build type, CUDA architectures and Google Benchmark, no GPU needed
 "$micro" --version >"$tmp/version" 2>&1 || { echo "FAIL: --version exited non-zero"; fail=1; }
-grep -qE '^micro \(kvmicro\) revision [0-9a-f]{7,}(-dirty)?, [A-Za-z]+ build, CUDA architectures [0-9a-z,-]+, CUDA runtime [0-9]+\.[0-9]+, Google Benchmark [0-9.]+$' \
+grep -qE '^micro \(kvmicro\) revision [0-9A-Za-z._-]+, [A-Za-z]+ build, CUDA architectures [0-9a-z,-]+, CUDA runtime [0-9]+\.[0-9]+, Google Benchmark [0-9.]+$' \
   "$tmp/version" || { echo "FAIL: --version printed: $(cat "$tmp/version")"; fail=1; }
 grep -q -- "--version" "$tmp/help" || { echo "FAIL: --help does not document --version"; fail=1; }
 
