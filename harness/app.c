@@ -23,6 +23,7 @@
 #include "results.h"
 #include "run_ctx.h"
 #include "topo.h"
+#include "version.h"
 
 typedef struct km_app {
   const km_case_table *const *tables;
@@ -35,6 +36,7 @@ typedef struct km_app {
   km_gpu_info gpu;
   km_run_ctx ctx;
   km_results results;
+  int console; /* GB_CONSOLE_PLAIN or GB_CONSOLE_COLOR, from Google Benchmark's colour flag */
   char err[1024];
 } km_app;
 
@@ -60,7 +62,7 @@ static void bytes_params_from_options(const km_options *o, km_bytes_params *p) {
 static int check_arguments(km_app *a, int argc, char **argv) {
   km_options_default(&a->opts);
   if (km_options_parse(argc, argv, &a->opts, a->err, sizeof a->err)) return usage_error(a->err);
-  if (a->opts.help) return 0;
+  if (a->opts.help || a->opts.version) return 0;
   if (a->opts.filter && km_filter_compile(a->opts.filter, &a->filter, a->err, sizeof a->err))
     return usage_error(a->err);
   const char *model = a->opts.model_path ? a->opts.model_path : "qwen3-8b";
@@ -83,6 +85,7 @@ static int check_arguments(km_app *a, int argc, char **argv) {
   gb_argv[0] = argv[0];
   if (plain) gb_argv[1] = no_color;
   for (int i = 0; i < a->opts.gb_argc; i++) gb_argv[i + 1 + plain] = a->opts.gb_argv[i];
+  a->console = gb_color_wanted(gb_argc, gb_argv) ? GB_CONSOLE_COLOR : GB_CONSOLE_PLAIN;
   int rc = gb_init(gb_argc, gb_argv, a->err, sizeof a->err);
   free(gb_argv); /* Google Benchmark keeps copies of what it parsed */
   if (rc) return usage_error(a->err);
@@ -306,7 +309,7 @@ static int run_benchmarks(km_app *a) {
     }
   add_gb_context(a);
   if (km_interrupt_install() != 0) fprintf(stderr, "note: no SIGINT handler: Ctrl-C will lose the results\n");
-  if (gb_run_all(on_run, a, human, a->err, sizeof a->err) < 0) {
+  if (gb_run_all(on_run, a, human ? a->console : GB_CONSOLE_NONE, a->err, sizeof a->err) < 0) {
     fprintf(stderr, "micro: %s\n", a->err);
     return KM_EXIT_FAILED;
   }
@@ -350,6 +353,8 @@ int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_
   int rc = check_arguments(a, argc, argv);
   if (rc == 0 && a->opts.help) {
     km_options_usage(stdout);
+  } else if (rc == 0 && a->opts.version) {
+    km_version_print("micro", stdout);
   } else if (rc == 0 && a->opts.list) {
     for (size_t i = 0; i < a->sel.count; i++) printf("%s\n", a->sel.cases[i]->name);
   } else if (rc == 0 && a->opts.tables == KM_TABLES_BYTES) {

@@ -8,6 +8,7 @@
 #include "ceiling.h"
 #include "check.h"
 #include "fill.h"
+#include "kernel_path.h"
 #include "micro_tables.h"
 #include "roofline.h"
 #include "verify.h"
@@ -88,10 +89,10 @@ static void run_roofline(km_bench *b, const void *params) {
   r.shape = p->shape;
   r.bytes = roof_bytes(b);
   r.sms = km_bench_device(b)->multiProcessorCount;
-  if (p->shape == KM_COPY_BULK && km_bench_device(b)->major < 9) {
-    km_bench_skip(b, "bulk copies need compute capability 9.0, this device is %d.%d", km_bench_device(b)->major,
-                  km_bench_device(b)->minor);
-    return;
+  if (p->shape == KM_COPY_BULK) {
+    km_kernel_image img;
+    cudaError_t e = km_copy_bulk_setup(&img);
+    if (!km_kernel_path_usable(b, e, &img, KM_BULK_MIN_ARCH, "bulk copies")) return;
   }
   if (p->kind != ROOF_SM_WRITE) r.src = km_bench_device_alloc(b, r.bytes);
   if (p->kind != ROOF_SM_READ) r.dst = km_bench_device_alloc(b, r.bytes);

@@ -10,6 +10,7 @@
 #include "report_usage.h"
 #include "run_file.h"
 #include "run_tables.h"
+#include "version.h"
 
 enum { KM_REPORT_OK = 0, KM_REPORT_TOOL_FAILED = 1, KM_REPORT_BAD_INPUT = 2 };
 enum { MAX_POSITIONAL = 10 }; /* predict: the file, the series and up to 8 axis values */
@@ -130,6 +131,10 @@ int main(int argc, char **argv) {
   report_args args = {0};
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     fputs(km_report_usage_text, stdout);
+    return KM_REPORT_OK;
+  }
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    km_version_print("report", stdout);
     return KM_REPORT_OK;
   }
   int rc = parse_args(&args, argc, argv) ? KM_REPORT_BAD_INPUT : dispatch(&args);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Record a GPU run: copy what scripts/h200.sh left in DIR (h200.json, h200-params.json, h200-repeat.json,
-# summary.txt, logs.tgz) into reports/runs/, and write reports/runs/<gpu>.md from those files with the
-# report tool: run facts, test and sanitizer summaries, the latency table, the repeatability comparison
-# (rows more than 3% apart, each with what report compare measured differently between the two runs, and
-# nothing else) and the plots. Usage: scripts/record-run.sh DIR BUILD [NAME]
+# summary.txt, logs.tgz, and quick.json + quick-80v.json when its arch80v stage ran) into reports/runs/, and
+# write reports/runs/<gpu>.md from those files with the report tool: run facts, test and sanitizer summaries,
+# the latency table, the repeatability comparison (rows more than 3% apart, each with what report compare
+# measured differently between the two runs, and nothing else), the CMAKE_CUDA_ARCHITECTURES=80-virtual
+# build beside the default one, and the plots. Usage: scripts/record-run.sh DIR BUILD [NAME]
 set -euo pipefail
 src=$1
 build=$2
@@ -93,6 +94,22 @@ print()
 PY
   "$report" compare "$runs/$name.json" "$runs/$name-repeat.json" --format markdown
   echo
+  if [ -f "$src/quick.json" ] && [ -f "$src/quick-80v.json" ]; then
+    cp "$src/quick.json" "$runs/$name-quick.json"
+    cp "$src/quick-80v.json" "$runs/$name-quick-80v.json"
+    echo "## The A100's code paths on this card: a CMAKE_CUDA_ARCHITECTURES=80-virtual build"
+    echo
+    echo "The same \`--quick\` run from a second build that holds only compute_80 PTX, JIT-compiled for this card:"
+    echo "no Hopper instruction anywhere, so the sm_90-only cases must be skipped rows with their reason and every"
+    echo "other case verified. A is the default build (\`$name-quick.json\`), B the 80-virtual one (\`$name-quick-80v.json\`)."
+    echo
+    echo '```'
+    grep -E "Test +#|tests passed|tests failed" "$logs/ctest-80v.log" || echo "no ctest-80v.log in logs.tgz"
+    echo '```'
+    echo
+    "$report" compare "$runs/$name-quick.json" "$runs/$name-quick-80v.json" --format markdown
+    echo
+  fi
   echo "## Plots"
   echo
   if "$report" plot "$runs/$name.json" --out "$runs/$name-plots" >"$logs/plot.txt" 2>&1; then

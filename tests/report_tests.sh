@@ -36,6 +36,13 @@ for word in compare tables plot predict --format --out; do
   grep -q -- "$word" "$tmp/help" || bad "--help does not mention $word"
 done
 
+# ---- version: one line of the build's facts
+"$report" --version >"$tmp/version" 2>&1 || bad "--version exited non-zero"
+[ "$(wc -l <"$tmp/version")" -eq 1 ] || bad "--version printed $(wc -l <"$tmp/version") lines"
+for word in "report (kvmicro) revision" "build, CUDA architectures" "Google Benchmark"; do
+  grep -q -- "$word" "$tmp/version" || bad "--version lacks '$word': $(cat "$tmp/version")"
+done
+
 # ---- compare a file with itself: every ratio 1.00, nothing unmatched
 "$report" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --format csv >"$tmp/self.csv" || bad "self compare failed"
 rows=$(csv_columns "$tmp/self.csv" case | grep -c .)
@@ -111,6 +118,12 @@ for text in "Latency and bandwidth" "roofline/d2d_memcpy" "Per-token bytes" "tur
   grep -qF "$text" "$tmp/tables.md" || bad "tables lacks '$text'"
 done
 "$report" tables "$fx/h200-sample.json" --format csv | grep -q '^roofline,roofline/sm_copy,' || bad "csv tables lack sm_copy"
+# text: the latency table without a GPU, within 120 columns, its long statuses as numbered notes
+"$report" tables "$fx/h200-sample.json" --format text >"$tmp/tables.txt" || bad "text tables failed"
+wide=$(awk 'length($0) > 120' "$tmp/tables.txt" | head -3)
+[ -z "$wide" ] || bad "text tables over 120 columns: $wide"
+grep -q '^roofline/sm_copy  ' "$tmp/tables.txt" || bad "text tables lack the roofline/sm_copy row"
+grep -q '^notes:$' "$tmp/tables.txt" || bad "text tables have no notes"
 if command -v python3 >/dev/null; then
   "$report" tables "$fx/h200-sample.json" --format json |
     python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["latency"] and d["bytes"]["rows"] else 1)' ||
@@ -121,7 +134,7 @@ fi
 env PATH=/nonexistent "$report" plot "$fx/synthetic-sweeps.json" --out "$tmp/nogp" >"$tmp/nogp.txt" 2>&1 ||
   bad "plot without gnuplot exited non-zero"
 grep -q "gnuplot not found" "$tmp/nogp.txt" || bad "plot without gnuplot does not say so"
-for f in gather_block_size.dat offload_size.dat topk_pages.dat quant_formats.dat plots.gp; do
+for f in gather_block_size.dat offload_size.dat offload_scatter_h2d.dat topk_pages.dat quant_formats.dat plots.gp; do
   [ -s "$tmp/nogp/$f" ] || bad "plot without gnuplot did not write $f"
 done
 ls "$tmp/nogp" | grep -Eq '\.(svg|png|tmp)' && bad "plot without gnuplot left images or temporaries"
@@ -130,6 +143,23 @@ ls "$tmp/nogp" | grep -Eq '\.(svg|png|tmp)' && bad "plot without gnuplot left im
 bs=$(awk '/^# series 0/ { s = 1; next } /^# series 1/ { s = 0 } s && /^[0-9]/ { printf "%s ", $1 }' "$tmp/nogp/gather_block_size.dat")
 [ "$bs" = "1 8 16 32 64 128 256 " ] || bad "gather block sizes: '$bs'"
 [ "$(grep -c '^[0-9]' "$tmp/nogp/offload_size.dat")" -eq 10 ] || bad "offload points"
+# scattered blocks: a series per method (baselines by their name), far_node left out, the PCIe link and the
+# contiguous copy of the same bytes as lines; top-k: the sort baseline a line over pages beside the top-k
+grep -q '^# series [0-9]: memcpy_per_block (baseline)$' "$tmp/nogp/offload_scatter_h2d.dat" &&
+  grep -q '^# series [0-9]: staging$' "$tmp/nogp/offload_scatter_h2d.dat" || bad "scatter series"
+[ "$(grep -c '^[0-9]' "$tmp/nogp/offload_scatter_h2d.dat")" -eq 4 ] || bad "scatter points (far_node kept?)"
+grep -q '^# line: PCIe link, each direction 31.5 GB/s$' "$tmp/nogp/offload_scatter_h2d.dat" || bad "scatter: no link line"
+grep -q '^# line: contiguous copy of 64 MiB: 24.9 GB/s$' "$tmp/nogp/offload_scatter_h2d.dat" || bad "scatter: no copy line"
+grep -q 'with lines dashtype 2 linewidth 1.5 title "PCIe link' "$tmp/nogp/plots.gp" || bad "the link is not drawn"
+cub=$(awk '/^# series [0-9]+: cub_sort_topk, 512 rows, k = 128$/ { s = 1; next } /^# series/ { s = 0 }
+  s && /^[0-9]/ { printf "%s ", $1 }' "$tmp/nogp/topk_pages.dat")
+[ "$cub" = "2048 8192 16384 " ] || bad "top-k: the CUB baseline over pages is '$cub'"
+grep -q '^# series [0-9]: radix select, 512 rows, k = 128$' "$tmp/nogp/topk_pages.dat" || bad "top-k series"
+# titles name the card and the revision; the quant bars are horizontal, their labels read across
+grep -q '"SYNTHETIC sweep card (test fixture, not a measurement), kvmicro revision synthetic0001"' "$tmp/nogp/plots.gp" ||
+  bad "titles lack the GPU and revision"
+grep -q 'yticlabels(3) with boxxyerror' "$tmp/nogp/plots.gp" && ! grep -q 'rotate' "$tmp/nogp/plots.gp" ||
+  bad "quant bars are not horizontal"
 grep -q '^1073741824 ' "$tmp/nogp/offload_size.dat" || bad "offload 1GiB point not in bytes"
 [ "$(grep -c 'd128"$' "$tmp/nogp/quant_formats.dat")" -eq 4 ] || bad "quant bars"
 grep -q 'd64\|d256' "$tmp/nogp/quant_formats.dat" && bad "quant bars kept other head dims"
@@ -139,7 +169,7 @@ grep -q "nothing to plot" "$tmp/empty.txt" || bad "plot of a roofline-only file 
 # ---- plot with gnuplot, where it is installed
 if command -v gnuplot >/dev/null; then
   "$report" plot "$fx/synthetic-sweeps.json" --out "$tmp/gp" >"$tmp/gp.txt" 2>&1 || { bad "plot with gnuplot"; cat "$tmp/gp.txt"; }
-  for stem in gather_block_size offload_size topk_pages quant_formats; do
+  for stem in gather_block_size offload_size offload_scatter_h2d topk_pages quant_formats; do
     [ -s "$tmp/gp/$stem.svg" ] && [ -s "$tmp/gp/$stem.png" ] || bad "gnuplot did not draw $stem"
   done
   ls "$tmp/gp" | grep -q '\.tmp' && bad "plot left temporaries"
