@@ -371,8 +371,8 @@ km_table *km_latency_table(const km_results *r) {
       {"gbps_vs_baseline", "x baseline (GB/s)", 1},
       {"status", "status", 0},
   };
-  km_table *t = km_table_new("Latency and bandwidth (median per launch; bytes read + written; class ceiling: copy, "
-                             "read, write or mixed for device rows, the contiguous host copy for link rows)",
+  /* the classes (copy, read, write, mixed; the contiguous host copy for link rows): README "How it measures" */
+  km_table *t = km_table_new("Latency and bandwidth (median per launch; bytes read + written; share of the row's class ceiling)",
                              cols, sizeof cols / sizeof cols[0]);
   if (!t) return NULL;
   int any_rep = 0;

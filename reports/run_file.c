@@ -126,7 +126,8 @@ static int read_context(km_run_file *f, char *err, size_t errlen) {
   }
   if (name) f->gpu_name = name->valuestring;
   if (ceil) f->ceiling_gbps = ceil->valuedouble;
-  f->gpu = gpu;
+  const cJSON *gpu = what ? NULL : cJSON_GetObjectItemCaseSensitive(ctx, "gpu");
+  f->gpu = cJSON_IsObject(gpu) ? gpu : NULL;
   if (link && link->valuedouble > 0) f->link_gbps = link->valuedouble; /* 0: hwloc did not know the link */
   if (rev) f->revision = rev->valuestring;
   return 0;
