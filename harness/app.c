@@ -1,5 +1,6 @@
 /* The driver: every argument is checked (flags, regex, model file, byte-table inputs, output paths,
- * Google Benchmark's own flags) before the GPU is touched; then context, ceiling, run, outputs. */
+ * Google Benchmark's own flags) before the GPU is touched; then context, ceilings, run, outputs. A
+ * SIGINT during the run writes what finished, marked incomplete (harness/interrupt.h). */
 #include "app.h"
 
 #include <stdio.h>
@@ -15,11 +16,14 @@
 #include "cli.h"
 #include "context.h"
 #include "gbench_shim.h"
+#include "interrupt.h"
+#include "nvml.h"
 #include "output_file.h"
 #include "params.h"
 #include "results.h"
 #include "run_ctx.h"
 #include "topo.h"
+#include "version.h"
 
 typedef struct km_app {
   const km_case_table *const *tables;
@@ -32,6 +36,7 @@ typedef struct km_app {
   km_gpu_info gpu;
   km_run_ctx ctx;
   km_results results;
+  int console; /* GB_CONSOLE_PLAIN or GB_CONSOLE_COLOR, from Google Benchmark's colour flag */
   char err[1024];
 } km_app;
 
@@ -57,7 +62,7 @@ static void bytes_params_from_options(const km_options *o, km_bytes_params *p) {
 static int check_arguments(km_app *a, int argc, char **argv) {
   km_options_default(&a->opts);
   if (km_options_parse(argc, argv, &a->opts, a->err, sizeof a->err)) return usage_error(a->err);
-  if (a->opts.help) return 0;
+  if (a->opts.help || a->opts.version) return 0;
   if (a->opts.filter && km_filter_compile(a->opts.filter, &a->filter, a->err, sizeof a->err))
     return usage_error(a->err);
   const char *model = a->opts.model_path ? a->opts.model_path : "qwen3-8b";
@@ -80,6 +85,7 @@ static int check_arguments(km_app *a, int argc, char **argv) {
   gb_argv[0] = argv[0];
   if (plain) gb_argv[1] = no_color;
   for (int i = 0; i < a->opts.gb_argc; i++) gb_argv[i + 1 + plain] = a->opts.gb_argv[i];
+  a->console = gb_color_wanted(gb_argc, gb_argv) ? GB_CONSOLE_COLOR : GB_CONSOLE_PLAIN;
   int rc = gb_init(gb_argc, gb_argv, a->err, sizeof a->err);
   free(gb_argv); /* Google Benchmark keeps copies of what it parsed */
   if (rc) return usage_error(a->err);
@@ -132,7 +138,13 @@ static cJSON *context_json(km_app *a, int with_gpu) {
   cJSON_AddStringToObject(c, "library_build_type", "release");
   cJSON_AddStringToObject(c, "library_version", gb_library_version());
   if (with_gpu) {
-    cJSON_AddItemToObject(c, "gpu", km_context_gpu_json(&a->gpu));
+    cJSON_AddBoolToObject(c, "incomplete", a->ctx.not_run > 0);
+    if (a->ctx.not_run > 0) {
+      char why[160];
+      snprintf(why, sizeof why, "interrupted by SIGINT: %d case(s) not measured, left out of benchmarks", a->ctx.not_run);
+      cJSON_AddStringToObject(c, "incomplete_reason", why);
+    }
+    cJSON_AddItemToObject(c, "gpu", km_context_gpu_json(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings));
     cJSON_AddItemToObject(c, "host", km_context_host_json(a->ctx.topo));
   }
   cJSON_AddItemToObject(c, "build", km_context_build_json());
@@ -147,6 +159,14 @@ static int write_json_file(km_app *a, int with_gpu) {
   cJSON_AddItemToObject(doc, "tables", tables_json(a, with_gpu));
   int rc = km_output_write_json(a->opts.json_path, doc, a->err, sizeof a->err);
   cJSON_Delete(doc);
+  if (rc) fprintf(stderr, "micro: %s\n", a->err);
+  return rc;
+}
+
+static int write_params_file(km_app *a) {
+  cJSON *gpu = km_context_gpu_json(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings);
+  int rc = km_params_write(a->opts.params_path, &a->results, &a->model, &a->bytes_params, gpu, a->err, sizeof a->err);
+  cJSON_Delete(gpu);
   if (rc) fprintf(stderr, "micro: %s\n", a->err);
   return rc;
 }
@@ -221,17 +241,32 @@ static int setup_device(km_app *a) {
     return KM_EXIT_FAILED;
   }
   c->ceiling_bytes = a->opts.smoke ? KM_SMOKE_BYTES : km_ceiling_bytes((size_t)c->prop.l2CacheSize, free_b);
-  double cv = 0;
-  if (km_ceiling_measure(c->stream, c->ceiling_bytes, &c->ceiling_gbps, &cv, a->err, sizeof a->err)) {
+  c->nvml = km_nvml_open(NULL, a->gpu.pci_bus_id);
+  if (!c->nvml) {
+    fprintf(stderr, "micro: out of memory\n");
+    return KM_EXIT_FAILED;
+  }
+  const km_ceiling_set *sets[64];
+  size_t nsets = 0;
+  for (size_t i = 0; i < a->ntables && nsets < sizeof sets / sizeof sets[0]; i++)
+    if (a->tables[i]->ceilings) sets[nsets++] = a->tables[i]->ceilings;
+  km_ceiling_plan plan = {c->stream, c->ceiling_bytes, c->prop.multiProcessorCount, c->samples,
+                          a->opts.smoke ? 0.0 : KM_MIN_SAMPLE_SECONDS, c->seed_base, sets, nsets,
+                          !a->opts.smoke, c->link_gbps, a->gpu.theoretical_gbps};
+  if (km_ceilings_measure(&plan, &c->ceilings, a->err, sizeof a->err)) {
     fprintf(stderr, "micro: %s\n", a->err);
     return KM_EXIT_FAILED;
   }
+  c->ceiling_gbps = c->ceilings.c.copy_gbps;
+  c->shares = !a->opts.smoke;
   a->gpu.ceiling_gbps = a->opts.smoke ? 0.0 : c->ceiling_gbps; /* a 16 MiB copy is L2's figure: not shown */
   return 0;
 }
 
 static void on_run(const gb_run *run, void *user) {
   km_app *a = user;
+  /* what a SIGINT stopped did not finish: it is not a result */
+  if (run->skipped && run->message && strstr(run->message, KM_INTERRUPTED_MESSAGE)) return;
   const km_case *c = km_find_case(a->tables, a->ntables, run->name);
   if (km_results_add(&a->results, run, c)) fprintf(stderr, "micro: out of memory keeping results\n");
 }
@@ -240,8 +275,18 @@ static void add_gb_context(km_app *a) {
   char buf[64];
   gb_add_context("gpu", a->gpu.name);
   if (a->gpu.ceiling_gbps > 0) { /* not in a smoke run */
-    snprintf(buf, sizeof buf, "%.0f", a->gpu.ceiling_gbps);
-    gb_add_context("ceiling_gbps", buf);
+    const struct { const char *key; double gbps; } ceilings[] = {{"ceiling_gbps", a->ctx.ceilings.c.copy_gbps},
+                                                                 {"ceiling_read_gbps", a->ctx.ceilings.c.read_gbps},
+                                                                 {"ceiling_write_gbps", a->ctx.ceilings.c.write_gbps}};
+    for (size_t i = 0; i < sizeof ceilings / sizeof ceilings[0]; i++) {
+      snprintf(buf, sizeof buf, "%.0f", ceilings[i].gbps);
+      gb_add_context(ceilings[i].key, buf);
+    }
+  }
+  km_gpu_identity id;
+  if (km_nvml_identity(a->ctx.nvml, &id) == 0) {
+    gb_add_context("gpu_uuid", id.uuid);
+    gb_add_context("driver_release", id.driver);
   }
   gb_add_context("kvmicro_revision", km_build_revision());
 }
@@ -251,7 +296,7 @@ static int run_benchmarks(km_app *a) {
   FILE *info = human ? stdout : stderr;
   int rc = setup_device(a);
   if (rc) return rc;
-  km_context_print_banner(&a->gpu, a->ctx.topo, info);
+  km_context_print_banner(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings, a->ctx.topo, info);
   if (a->opts.smoke)
     fprintf(info, "smoke    each case verified, then one warm-up and one timed launch; working sets cut to %zu MiB:\n"
                   "         the times below are not measurements\n",
@@ -263,7 +308,8 @@ static int run_benchmarks(km_app *a) {
       return KM_EXIT_FAILED;
     }
   add_gb_context(a);
-  if (gb_run_all(on_run, a, human, a->err, sizeof a->err) < 0) {
+  if (km_interrupt_install() != 0) fprintf(stderr, "note: no SIGINT handler: Ctrl-C will lose the results\n");
+  if (gb_run_all(on_run, a, human ? a->console : GB_CONSOLE_NONE, a->err, sizeof a->err) < 0) {
     fprintf(stderr, "micro: %s\n", a->err);
     return KM_EXIT_FAILED;
   }
@@ -280,12 +326,13 @@ static int run_benchmarks(km_app *a) {
     print_bytes_table(a, stdout);
   }
   if (a->opts.json_path && write_json_file(a, 1)) return KM_EXIT_FAILED;
-  if (a->opts.params_path && km_params_write(a->opts.params_path, &a->results, &a->model, &a->bytes_params,
-                                             a->ctx.ceiling_gbps, a->err, sizeof a->err)) {
-    fprintf(stderr, "micro: %s\n", a->err);
-    return KM_EXIT_FAILED;
-  }
+  if (a->opts.params_path && write_params_file(a)) return KM_EXIT_FAILED;
   if (a->ctx.errors) fprintf(stderr, "micro: %d case(s) failed their check or a CUDA call\n", a->ctx.errors);
+  if (a->ctx.not_run) {
+    fprintf(stderr, "micro: interrupted: %d case(s) not measured; what finished was written, marked incomplete\n",
+            a->ctx.not_run);
+    return KM_EXIT_INTERRUPTED;
+  }
   return a->ctx.errors ? KM_EXIT_FAILED : KM_EXIT_OK;
 }
 
@@ -295,6 +342,7 @@ static void app_free(km_app *a) {
   km_results_free(&a->results);
   if (a->ctx.stream) cudaStreamDestroy(a->ctx.stream);
   km_topo_free(a->ctx.topo);
+  km_nvml_close(a->ctx.nvml);
 }
 
 int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables) {
@@ -305,6 +353,8 @@ int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_
   int rc = check_arguments(a, argc, argv);
   if (rc == 0 && a->opts.help) {
     km_options_usage(stdout);
+  } else if (rc == 0 && a->opts.version) {
+    km_version_print("micro", stdout);
   } else if (rc == 0 && a->opts.list) {
     for (size_t i = 0; i < a->sel.count; i++) printf("%s\n", a->sel.cases[i]->name);
   } else if (rc == 0 && a->opts.tables == KM_TABLES_BYTES) {

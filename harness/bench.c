@@ -1,5 +1,6 @@
 /* km_bench: one case's run. It owns the case's buffers, records failure or skip, and turns CUDA event
- * samples into Google Benchmark iterations and counters. Knows nothing of what the case computes. */
+ * samples into Google Benchmark iterations and counters: GB/s, shares of the start-up ceilings, the L2
+ * check, and the GPU's state around the samples. Knows nothing of what the case computes. */
 #include "bench.h"
 
 #include <math.h>
@@ -10,6 +11,9 @@
 #include <time.h>
 
 #include "gbench_shim.h"
+#include "interrupt.h"
+#include "nvml.h"
+#include "row_figures.h"
 #include "run_ctx.h"
 #include "stats.h"
 #include "timer.h"
@@ -31,6 +35,8 @@ struct km_bench {
   size_t ndeferred, cap_deferred;
   uint64_t seeds_drawn;
   size_t mismatches_shown;
+  double rotated_bytes; /* the largest copies x bytes a km_bench_rotation call handed out */
+  int rotation;         /* the largest copy count it handed out */
 };
 
 typedef struct km_registered {
@@ -46,6 +52,7 @@ cudaStream_t km_bench_stream(const km_bench *b) { return b->ctx->stream; }
 const struct cudaDeviceProp *km_bench_device(const km_bench *b) { return &b->ctx->prop; }
 int km_bench_device_id(const km_bench *b) { return b->ctx->device; }
 double km_bench_ceiling_gbps(const km_bench *b) { return b->ctx->ceiling_gbps; }
+const km_ceilings *km_bench_ceilings(const km_bench *b) { return &b->ctx->ceilings.c; }
 double km_bench_link_gbps(const km_bench *b) { return b->ctx->link_gbps; }
 size_t km_bench_l2_bytes(const km_bench *b) { return (size_t)b->ctx->prop.l2CacheSize; }
 struct km_topo *km_bench_topo(km_bench *b) { return b->ctx->topo; }
@@ -60,13 +67,15 @@ size_t km_bench_big_bytes(const km_bench *b) {
   return big > floor_bytes ? big : floor_bytes;
 }
 
-int km_bench_rotation(const km_bench *b, size_t bytes) {
-  const int max_copies = 64;
+int km_bench_rotation(km_bench *b, size_t bytes) {
   if (bytes == 0 || km_bench_smoke(b)) return 1;
   size_t want = 4 * km_bench_l2_bytes(b);
   size_t n = (want + bytes - 1) / bytes;
   if (n < 1) n = 1;
-  return n > (size_t)max_copies ? max_copies : (int)n;
+  int copies = n > (size_t)KM_MAX_ROTATION ? KM_MAX_ROTATION : (int)n;
+  if (copies * (double)bytes > b->rotated_bytes) b->rotated_bytes = copies * (double)bytes;
+  if (copies > b->rotation) b->rotation = copies;
+  return copies;
 }
 
 static uint64_t mix64(uint64_t z) {
@@ -218,25 +227,57 @@ void km_bench_label(km_bench *b, const char *fmt, ...) {
   gb_label(b->st, buf);
 }
 
-static void set_rate_counters(km_bench *b, const km_stats *s, const km_work *w) {
-  double sec = s->median;
-  double bytes = w->bytes_read + w->bytes_written;
-  double gbps = bytes / sec / 1e9;
-  gb_counter(b->st, "median_us", sec * 1e6);
+static void emit_counter(void *user, const char *name, double value) { gb_counter(user, name, value); }
+
+/* The GPU's state around the samples: the lower clocks, the higher temperature, the power at the end,
+ * and the throttle reasons seen at either end or violation time that grew in between. */
+static void set_state_counters(km_bench *b, const km_gpu_state *before, const km_gpu_state *after) {
+  if (!before->valid || !after->valid) return;
+  gb_counter(b->st, "gpu_sm_mhz", before->sm_mhz < after->sm_mhz ? before->sm_mhz : after->sm_mhz);
+  gb_counter(b->st, "gpu_mem_mhz", before->mem_mhz < after->mem_mhz ? before->mem_mhz : after->mem_mhz);
+  gb_counter(b->st, "gpu_temp_c", before->temp_c > after->temp_c ? before->temp_c : after->temp_c);
+  gb_counter(b->st, "gpu_power_w", after->power_w);
+  gb_counter(b->st, "throttle_reasons", (double)km_throttle_reasons(before, after));
+  gb_counter(b->st, "throttled", km_throttled(before, after) ? 1.0 : 0.0);
+}
+
+static void set_row_counters(km_bench *b, const km_stats *s, const km_timer *t, const km_work *w) {
+  km_row_figures f;
+  km_row_figures_compute(w, s->median, b->rotated_bytes, &b->ctx->ceilings.c, km_bench_l2_bytes(b), b->ctx->shares,
+                         &f);
+  km_row_figures_emit(&f, emit_counter, b->st);
   gb_counter(b->st, "cv", s->cv);
   gb_counter(b->st, "noisy", km_stats_noisy(s) ? 1.0 : 0.0);
   gb_counter(b->st, "samples", (double)s->n);
-  gb_counter(b->st, "bytes", bytes);
-  gb_counter(b->st, "GB/s", gbps);
-  if (b->ctx->ceiling_gbps > 0) gb_counter(b->st, "pct_of_ceiling", 100.0 * gbps / b->ctx->ceiling_gbps);
-  if (w->host_link && b->ctx->link_gbps > 0) gb_counter(b->st, "pct_of_link", 100.0 * gbps / b->ctx->link_gbps);
-  if (w->tokens > 0) {
-    double layers = w->layers > 0 ? w->layers : 1.0;
-    gb_counter(b->st, "tokens_per_second", w->tokens / sec);
-    gb_counter(b->st, "ns_per_token_layer", sec * 1e9 / (w->tokens * layers));
-    gb_counter(b->st, "bytes_per_token", bytes / w->tokens);
-  }
+  gb_counter(b->st, "batch", (double)t->batch);
+  gb_counter(b->st, "graph", km_timer_graph(t) ? 1.0 : 0.0);
+  gb_counter(b->st, "min_sample_us", t->shortest_sample_s * 1e6);
   gb_counter(b->st, "verified", b->verified ? 1.0 : 0.0);
+}
+
+/* Samples appended to a growing array; 0 ok, -1 out of memory. */
+typedef struct sample_list {
+  double *v;
+  size_t n, cap;
+} sample_list;
+
+static int sample_push(sample_list *l, double x) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 64;
+    double *grown = realloc(l->v, cap * sizeof *grown);
+    if (!grown) return -1;
+    l->v = grown;
+    l->cap = cap;
+  }
+  l->v[l->n++] = x;
+  return 0;
+}
+
+static int interrupted(km_bench *b) {
+  if (km_interrupt_count() == 0) return 0;
+  km_bench_skip(b, "%s", KM_INTERRUPTED_MESSAGE);
+  gb_skip_with_message(b->st, b->message);
+  return 1;
 }
 
 double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work) {
@@ -253,40 +294,134 @@ double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work 
   km_timer t;
   char err[256];
   const double min_sample = km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS;
-  if (km_timer_init(&t, b->ctx->stream, fn, arg, min_sample, err, sizeof err) != 0) {
+  if (km_timer_init_rotating(&t, b->ctx->stream, fn, arg, min_sample, b->rotation, err, sizeof err) != 0) {
     km_bench_fail(b, "%s", err);
     return 0.0;
   }
-  size_t cap = 64, n = 0;
-  double *samples = malloc(cap * sizeof *samples);
-  while (samples && gb_keep_running(b->st)) {
+  sample_list l = {NULL, 0, 0};
+  km_gpu_state before, after;
+  km_nvml_sample(b->ctx->nvml, &before);
+  while (gb_keep_running(b->st)) {
     double sec = 0.0;
+    if (interrupted(b)) break;
     if (km_timer_sample(&t, &sec, err, sizeof err) != 0) {
       km_bench_fail(b, "%s", err);
       gb_skip_with_error(b->st, b->message);
       break;
     }
     gb_set_iteration_time(b->st, sec);
-    if (n == cap) {
-      double *grown = realloc(samples, 2 * cap * sizeof *grown);
-      if (!grown) break;
-      samples = grown;
-      cap *= 2;
+    if (sample_push(&l, sec) != 0) {
+      km_bench_fail(b, "out of host memory keeping samples");
+      gb_skip_with_error(b->st, b->message);
+      break;
     }
-    samples[n++] = sec;
   }
+  km_nvml_sample(b->ctx->nvml, &after);
   km_stats s;
   double median = 0.0;
-  if (!b->failed && samples && km_stats_compute(samples, n, &s) == 0) {
-    set_rate_counters(b, &s, work);
-    gb_counter(b->st, "batch", (double)t.batch);
+  if (km_bench_ok(b) && km_stats_compute(l.v, l.n, &s) == 0) {
+    set_row_counters(b, &s, &t, work);
+    set_state_counters(b, &before, &after);
     median = s.median;
-  } else if (!b->failed) {
+  } else if (km_bench_ok(b)) {
     km_bench_fail(b, "no timing samples were taken");
   }
-  free(samples);
+  free(l.v);
   km_timer_destroy(&t);
   return median;
+}
+
+/* ---- stages */
+static int stage_name_ok(const char *name) {
+  if (!name || !name[0]) return 0;
+  for (const char *c = name; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) return 0;
+  return 1;
+}
+
+/* One launch per sample from an idle stream: what a lone call costs, submission included. */
+static int time_isolated(km_bench *b, km_enqueue_fn fn, void *arg, sample_list *l, int n, char *err, size_t errlen) {
+  cudaStream_t s = b->ctx->stream;
+  cudaEvent_t ev[2] = {NULL, NULL};
+  cudaError_t e = cudaEventCreate(&ev[0]);
+  if (e == cudaSuccess) e = cudaEventCreate(&ev[1]);
+  for (int k = -KM_WARMUP_LAUNCHES; e == cudaSuccess && k < n; k++) {
+    float ms = 0.0f;
+    e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess) e = cudaEventRecord(ev[0], s);
+    if (e == cudaSuccess) e = fn(arg, k < 0 ? 0 : k, s);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaEventRecord(ev[1], s);
+    if (e == cudaSuccess) e = cudaEventSynchronize(ev[1]);
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, ev[0], ev[1]);
+    if (e == cudaSuccess && k >= 0 && sample_push(l, ms * 1e-3) != 0) e = cudaErrorMemoryAllocation;
+  }
+  for (int i = 0; i < 2; i++)
+    if (ev[i]) cudaEventDestroy(ev[i]);
+  if (e == cudaSuccess) return 0;
+  snprintf(err, errlen, "%s", cudaGetErrorString(e));
+  return -1;
+}
+
+static int time_batched(km_bench *b, km_enqueue_fn fn, void *arg, sample_list *l, int n, char *err, size_t errlen) {
+  km_timer t;
+  const double min_sample = km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS;
+  if (km_timer_init_rotating(&t, b->ctx->stream, fn, arg, min_sample, b->rotation, err, errlen) != 0) return -1;
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    double sec = 0.0;
+    rc = km_timer_sample(&t, &sec, err, errlen);
+    if (rc == 0 && sample_push(l, sec) != 0) {
+      snprintf(err, errlen, "out of host memory keeping samples");
+      rc = -1;
+    }
+  }
+  km_timer_destroy(&t);
+  return rc;
+}
+
+int km_bench_measure_stage(km_bench *b, const char *name, km_enqueue_fn fn, void *arg, const km_work *work,
+                           km_stage_mode mode, km_stage *out) {
+  if (!km_bench_ok(b)) return -1;
+  if (!stage_name_ok(name)) {
+    km_bench_fail(b, "stage name '%s': expected letters, digits and '_'", name ? name : "(null)");
+    return -1;
+  }
+  if (!b->verified && km_bench_verify_enabled(b)) {
+    km_bench_fail(b, "stage %s timed before the case was verified", name);
+    return -1;
+  }
+  sample_list l = {NULL, 0, 0};
+  char err[256];
+  const int n = b->ctx->samples > 0 ? b->ctx->samples : 1;
+  int rc = mode == KM_STAGE_ISOLATED ? time_isolated(b, fn, arg, &l, n, err, sizeof err)
+                                     : time_batched(b, fn, arg, &l, n, err, sizeof err);
+  km_stats s;
+  if (rc == 0 && km_stats_compute(l.v, l.n, &s) != 0) {
+    snprintf(err, sizeof err, "no valid samples");
+    rc = -1;
+  }
+  free(l.v);
+  if (rc != 0) {
+    km_bench_fail(b, "stage %s: %s", name, err);
+    return -1;
+  }
+  char key[128];
+  const double bytes = work ? work->bytes_read + work->bytes_written : 0.0;
+  snprintf(key, sizeof key, "%s_us", name);
+  gb_counter(b->st, key, s.median * 1e6);
+  snprintf(key, sizeof key, "%s_cv", name);
+  gb_counter(b->st, key, s.cv);
+  snprintf(key, sizeof key, "%s_noisy", name);
+  gb_counter(b->st, key, km_stats_noisy(&s) ? 1.0 : 0.0);
+  if (bytes > 0 && s.median > 0) {
+    snprintf(key, sizeof key, "%s_bytes", name);
+    gb_counter(b->st, key, bytes);
+    snprintf(key, sizeof key, "%s_gbps", name);
+    gb_counter(b->st, key, bytes / s.median / 1e9);
+  }
+  if (out) *out = (km_stage){s.median, s.cv, s.n, km_stats_noisy(&s)};
+  return 0;
 }
 
 /* ---- the trampoline Google Benchmark calls */
@@ -297,7 +432,7 @@ static void run_case(gb_state *st, void *arg) {
   b.ctx = r->ctx;
   b.c = r->c;
   b.st = st;
-  r->c->run(&b, r->c->params);
+  if (!interrupted(&b)) r->c->run(&b, r->c->params);
   cudaError_t sticky = cudaStreamSynchronize(b.ctx->stream);
   if (sticky == cudaSuccess) sticky = cudaGetLastError();
   if (sticky != cudaSuccess) km_bench_fail(&b, "CUDA error after the case: %s", cudaGetErrorString(sticky));
@@ -308,7 +443,10 @@ static void run_case(gb_state *st, void *arg) {
     b.ctx->errors++;
   } else if (b.skipped) {
     gb_skip_with_message(st, b.message);
-    b.ctx->skips++;
+    if (strstr(b.message, KM_INTERRUPTED_MESSAGE))
+      b.ctx->not_run++;
+    else
+      b.ctx->skips++;
   }
   release_all(&b);
 }

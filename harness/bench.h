@@ -1,6 +1,7 @@
 /* What a micro case sees of the harness while it runs: its options, the device, buffers that are
- * freed for it, fresh random seeds, verification reporting, and one call that times an enqueue
- * function and turns the median into GB/s and a share of the ceiling. Nothing here knows a kernel. */
+ * freed for it, fresh random seeds, verification reporting, one call that times an enqueue function and
+ * turns the median into GB/s and shares of the ceilings, and one that times a stage of the case on its
+ * own. Nothing here knows a kernel. */
 #ifndef KM_BENCH_H
 #define KM_BENCH_H
 
@@ -10,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "model.h"
+#include "shares.h"
 
 typedef struct km_bench km_bench;
 
@@ -21,8 +23,10 @@ const km_model *km_bench_model(const km_bench *b); /* the --model shape (default
 cudaStream_t km_bench_stream(const km_bench *b);
 const struct cudaDeviceProp *km_bench_device(const km_bench *b);
 int km_bench_device_id(const km_bench *b);
-double km_bench_ceiling_gbps(const km_bench *b);   /* d2d cudaMemcpyAsync, read + write */
+double km_bench_ceiling_gbps(const km_bench *b);   /* the copy ceiling: d2d cudaMemcpyAsync, read + write */
 double km_bench_link_gbps(const km_bench *b);      /* PCIe link from hwloc, 0 when unknown */
+/* Every start-up ceiling (copy, read, write, peak, link, host copies); figures not measured are 0. */
+const km_ceilings *km_bench_ceilings(const km_bench *b);
 size_t km_bench_l2_bytes(const km_bench *b);
 /* Bytes a working set should have so that L2 does not serve it: 8x L2 (at least 64 MiB); KM_SMOKE_BYTES
  * under --smoke. */
@@ -30,8 +34,11 @@ size_t km_bench_big_bytes(const km_bench *b);
 /* Bytes of each of the start-up ceiling's two buffers, so a copy row can move exactly as much. */
 size_t km_bench_ceiling_bytes(const km_bench *b);
 /* How many copies of a working set of `bytes` to rotate through so the rotation is >= 4x L2 (1 under
- * --smoke). */
-int km_bench_rotation(const km_bench *b, size_t bytes);
+ * --smoke), at most KM_MAX_ROTATION. The case is then taken to rotate through that many copies (rep %
+ * copies): the rotated bytes count as its working set for the L2 check, and a graph-replayed sample holds
+ * whole rotations. */
+#define KM_MAX_ROTATION 64
+int km_bench_rotation(km_bench *b, size_t bytes);
 /* A fresh seed for each call (time- and counter-based): never the same data twice. */
 uint64_t km_bench_seed(km_bench *b);
 /* The hwloc topology of this run (harness/topo.h); NULL when it could not be loaded. */
@@ -64,14 +71,44 @@ typedef struct km_work {
   double bytes_written; /* bytes written by one instance, each once */
   double tokens;        /* KV tokens one instance handles (0: none) */
   double layers;        /* layers those tokens span (ns per token per layer divides by it; 0 -> 1) */
-  int host_link;        /* 1: bytes cross PCIe; the share is also given of the link speed */
+  int host_link;        /* 1: bytes cross PCIe; shares are of the link and of the contiguous host copy */
+  /* Device bytes the timed launches cycle through (every rotated copy). 0: what the case asked
+   * km_bench_rotation for, else one instance's bytes read + written. Under 4x L2 the row is flagged
+   * l2_resident: kept out of HBM shares and fits. */
+  double working_set_bytes;
+  int link_dir;         /* km_link_dir of a host_link row: H2D, D2H or both (0: not said) */
 } km_work;
 
-/* Warm up, pick a batch so each timed sample lasts >= 200 us, time samples with CUDA events while
- * Google Benchmark keeps the loop running, and set the counters: median_us, cv, noisy, GB/s,
- * pct_of_ceiling, tokens_per_second, ns_per_token_layer, bytes_per_token. Returns the median in
- * seconds per instance (0 on failure). */
+/* Warm up, pick a batch so each timed sample lasts >= KM_MIN_SAMPLE_SECONDS (graph replay for launches
+ * under KM_GRAPH_BELOW_SECONDS), time samples with CUDA events while Google Benchmark keeps the loop
+ * running, sample the GPU's clocks and throttle reasons around them, and set the counters (README,
+ * "Result fields"): median_us, cv, noisy, samples, batch, graph, min_sample_us, bytes, bytes_read,
+ * bytes_written, GB/s, pct_of_ceiling (of the row's traffic class), pct_of_peak, pct_of_link and
+ * pct_of_host_copy (host rows), working_set_bytes, l2_resident, the GPU state and throttled,
+ * tokens_per_second, ns_per_token_layer, bytes_per_token. Returns the median in seconds per instance
+ * (0 on failure). */
 double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work);
+
+/* ---- stages: a part of a case timed on its own (a pipeline's stages, one size of a latency sweep) */
+typedef enum km_stage_mode {
+  KM_STAGE_BATCHED = 0, /* as rows are timed: samples >= KM_MIN_SAMPLE_SECONDS, graph replay when short */
+  KM_STAGE_ISOLATED,    /* one launch per sample on an idle stream: a lone call's latency, host submission
+                           included (so a sample is one launch, however short) */
+} km_stage_mode;
+
+typedef struct km_stage {
+  double median_s; /* per launch */
+  double cv;
+  size_t samples;
+  int noisy;       /* cv > KM_NOISY_CV */
+} km_stage;
+
+/* Time `fn` as the stage `name` (letters, digits, '_'): the run's sample count, after warm-up. Sets the
+ * counters <name>_us (median), <name>_cv, <name>_noisy and, when work declares bytes, <name>_bytes and
+ * <name>_gbps. A stage is part of a verified case: call it after the case's check. Returns 0 with *out
+ * filled (out may be NULL); -1 after recording the failure in the case. */
+int km_bench_measure_stage(km_bench *b, const char *name, km_enqueue_fn fn, void *arg, const km_work *work,
+                           km_stage_mode mode, km_stage *out);
 
 /* Extra figures: accuracy, recall, stage times. Shown as counters and stored in the results. */
 void km_bench_counter(km_bench *b, const char *name, double value);

@@ -89,9 +89,11 @@ void km_options_usage(FILE *out) {
       "  --kv-dtype bf16|fp16|fp32  KV element type (default: the model's)\n"
       "\n"
       "  --help              this text\n"
+      "  --version           revision, build type, CUDA architectures and Google Benchmark version\n"
       "  --                  pass the remaining flags to Google Benchmark (e.g. --benchmark_out=...)\n"
       "\n"
-      "exit status: 0 ok, 1 a case failed its check or a CUDA call failed, 2 bad input, 3 no CUDA device\n",
+      "exit status: 0 ok, 1 a case failed its check or a CUDA call failed, 2 bad input, 3 no CUDA device,\n"
+      "             130 interrupted (Ctrl-C: what finished is written, marked incomplete; a second Ctrl-C stops at once)\n",
       out);
 }
 
@@ -142,6 +144,7 @@ static int parse_one(int argc, char **argv, int *i, km_options *o, char *err, si
   const char *v;
   long long n;
   if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return o->help = 1, 0;
+  if (strcmp(a, "--version") == 0) return o->version = 1, 0;
   if (strcmp(a, "--list") == 0) return o->list = 1, 0;
   if (strcmp(a, "--quick") == 0) return o->quick = 1, 0;
   if (strcmp(a, "--no-verify") == 0) return o->verify = 0, 0;
@@ -242,5 +245,5 @@ int km_options_parse(int argc, char **argv, km_options *o, char *err, size_t err
     int rc = parse_one(argc, argv, &i, o, err, errlen);
     if (rc) return rc;
   }
-  return o->smoke && !o->help && !o->list ? smoke_conflicts(o, err, errlen) : 0;
+  return o->smoke && !o->help && !o->version && !o->list ? smoke_conflicts(o, err, errlen) : 0;
 }

@@ -19,6 +19,7 @@ typedef struct km_options {
   const char *filter;      /* regex, leading '-' negates; NULL: everything */
   int list;                /* --list */
   int help;                /* --help */
+  int version;             /* --version */
   int quick;               /* --quick */
   int smoke;               /* --smoke: one verified launch per case on small buffers, no figures */
   int repetitions;         /* --repetitions N (>= 1) */

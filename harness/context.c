@@ -7,6 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ceiling.h"
+#include "nvml.h"
 #include "topo.h"
 
 const char *km_build_revision(void) { return KM_GIT_REV; }
@@ -45,19 +47,38 @@ int km_gpu_info_query(int device, km_gpu_info *g, char *err, size_t errlen) {
 
 static void version_string(int v, char *buf, size_t len) { snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10); }
 
-void km_context_print_banner(const km_gpu_info *g, struct km_topo *topo, FILE *out) {
-  char drv[16], rt[16], cpus[128] = "unknown";
+static void print_ceilings(const km_ceiling_report *c, double theoretical, FILE *out) {
+  const struct { const char *cls; const km_ceiling_figure *f; } all[] = {
+      {"copy", &c->copy}, {"read", &c->read}, {"write", &c->write}};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    const km_ceiling_figure *f = all[i].f;
+    if (f->gbps > 0)
+      fprintf(out, "ceiling  %-5s %6.0f GB/s (%.1f%% of theoretical, CV %.2f%%) %s, %zu MiB, bytes read + written\n",
+              all[i].cls, f->gbps, theoretical > 0 ? 100.0 * f->gbps / theoretical : 0.0, 100.0 * f->cv,
+              f->method, c->bytes >> 20);
+    else
+      fprintf(out, "ceiling  %-5s none: no %s kernel declared; %s rows get no class share\n", all[i].cls, all[i].cls,
+              all[i].cls);
+  }
+  if (c->h2d.gbps > 0)
+    fprintf(out, "ceiling  host   %.2f GB/s H2D, %.2f GB/s D2H: contiguous pinned %zu MiB copies\n", c->h2d.gbps,
+            c->d2h.gbps, KM_CEILING_HOST_BYTES >> 20);
+}
+
+void km_context_print_banner(const km_gpu_info *g, struct km_nvml *nvml, const km_ceiling_report *ceilings,
+                             struct km_topo *topo, FILE *out) {
+  char drv[16], rt[16], cpus[128] = "unknown", line[768];
   version_string(g->driver_version, drv, sizeof drv);
   version_string(g->runtime_version, rt, sizeof rt);
   fprintf(out, "kvmicro %s\n", km_build_revision());
-  fprintf(out, "GPU      %s (cc %d.%d, %d SMs, %d MHz SM, %d MHz memory), PCI %s\n", g->name, g->cc_major,
+  fprintf(out, "GPU      %s (cc %d.%d, %d SMs, %d MHz SM, %d MHz memory max), PCI %s\n", g->name, g->cc_major,
           g->cc_minor, g->sms, g->sm_clock_mhz, g->mem_clock_mhz, g->pci_bus_id);
   fprintf(out, "memory   %.1f GiB, %d-bit bus, %.0f GB/s theoretical, L2 %.1f MiB, ECC %s\n", g->mem_gib,
           g->bus_width_bits, g->theoretical_gbps, g->l2_bytes / 1048576.0, g->ecc ? "on" : "off");
-  fprintf(out, "software driver %s, runtime %s\n", drv, rt);
-  if (g->ceiling_gbps > 0)
-    fprintf(out, "ceiling  %.0f GB/s d2d cudaMemcpyAsync (bytes read + written), %.1f%% of theoretical\n",
-            g->ceiling_gbps, 100.0 * g->ceiling_gbps / g->theoretical_gbps);
+  fprintf(out, "software CUDA driver API %s, runtime %s\n", drv, rt);
+  km_nvml_banner_line(nvml, line, sizeof line);
+  fprintf(out, "%s\n", line);
+  if (ceilings) print_ceilings(ceilings, g->theoretical_gbps, out);
   if (topo) {
     km_topo_cpuset_string(topo, cpus, sizeof cpus);
     double link = km_topo_link_gbps(topo);
@@ -72,10 +93,21 @@ void km_context_print_banner(const km_gpu_info *g, struct km_topo *topo, FILE *o
   }
 }
 
-cJSON *km_context_gpu_json(const km_gpu_info *g) {
+cJSON *km_context_gpu_json(const km_gpu_info *g, struct km_nvml *nvml, const km_ceiling_report *ceilings) {
   char buf[16];
+  km_gpu_identity id;
+  int have_id = km_nvml_identity(nvml, &id) == 0;
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", g->name);
+  if (have_id) {
+    cJSON_AddStringToObject(o, "uuid", id.uuid);
+    cJSON_AddStringToObject(o, "driver_release", id.driver);
+    cJSON_AddStringToObject(o, "vbios", id.vbios);
+  } else {
+    cJSON_AddNullToObject(o, "uuid");
+    cJSON_AddNullToObject(o, "driver_release");
+    cJSON_AddNullToObject(o, "vbios");
+  }
   snprintf(buf, sizeof buf, "%d.%d", g->cc_major, g->cc_minor);
   cJSON_AddStringToObject(o, "compute_capability", buf);
   cJSON_AddNumberToObject(o, "sms", g->sms);
@@ -87,12 +119,14 @@ cJSON *km_context_gpu_json(const km_gpu_info *g) {
   cJSON_AddNumberToObject(o, "l2_bytes", g->l2_bytes);
   cJSON_AddBoolToObject(o, "ecc", g->ecc);
   version_string(g->driver_version, buf, sizeof buf);
-  cJSON_AddStringToObject(o, "driver", buf);
+  cJSON_AddStringToObject(o, "cuda_driver_api", buf);
   version_string(g->runtime_version, buf, sizeof buf);
   cJSON_AddStringToObject(o, "runtime", buf);
   cJSON_AddStringToObject(o, "pci_bus_id", g->pci_bus_id);
   cJSON_AddNumberToObject(o, "ceiling_gbps", g->ceiling_gbps);
   cJSON_AddStringToObject(o, "ceiling_method", "device-to-device cudaMemcpyAsync of >= 8x L2, bytes read + written");
+  if (ceilings) cJSON_AddItemToObject(o, "ceilings", km_ceilings_json(ceilings));
+  cJSON_AddItemToObject(o, "nvml", km_nvml_json(nvml));
   return o;
 }
 

@@ -3,12 +3,18 @@
 #include "gbench_shim.h"
 
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <ostream>
 #include <string>
 #include <vector>
+
+#include "console_line.h"
 
 #if KM_GB_MAJOR > 1 || (KM_GB_MAJOR == 1 && KM_GB_MINOR >= 8)
 #define KM_GB_HAS_SKIPPED 1
@@ -29,21 +35,40 @@ const char *unit_name(benchmark::TimeUnit u) {
   }
 }
 
-// Console output as the library prints it, plus every run handed to C.
+// The library's context block, then one short line per run (harness/console_line.c: name, time, GB/s,
+// share, status within 160 columns) instead of its table of every counter; every run handed to C. The
+// options are this run's: colour only when asked, and never the tabular counters.
 class ForwardingReporter : public benchmark::ConsoleReporter {
  public:
-  ForwardingReporter(gb_run_cb cb, void *user, bool console) : cb_(cb), user_(user), console_(console) {}
+  ForwardingReporter(gb_run_cb cb, void *user, int console)
+      : benchmark::ConsoleReporter(console == GB_CONSOLE_COLOR ? OO_Color : OO_None),
+        cb_(cb),
+        user_(user),
+        console_(console != GB_CONSOLE_NONE) {}
 
   bool ReportContext(const Context &context) override {
     return console_ ? benchmark::ConsoleReporter::ReportContext(context) : true;
   }
 
   void ReportRuns(const std::vector<Run> &reports) override {
-    if (console_) benchmark::ConsoleReporter::ReportRuns(reports);
+    if (console_ && !header_printed_) {
+      char head[4 * KM_CONSOLE_WIDTH];
+      km_console_header(Colored(), head, sizeof head);
+      GetOutputStream() << head;
+      header_printed_ = true;
+    }
     for (const Run &r : reports) Forward(r);
   }
 
  private:
+  int Colored() const { return (output_options_ & OO_Color) != 0; }
+
+  void PrintLine(const gb_run &g) {
+    char buf[4 * KM_CONSOLE_WIDTH];
+    km_console_run_line(&g, Colored(), buf, sizeof buf);
+    GetOutputStream() << buf << std::flush;
+  }
+
   void Forward(const Run &r) {
     std::vector<const char *> names;
     std::vector<double> values;
@@ -84,13 +109,24 @@ class ForwardingReporter : public benchmark::ConsoleReporter {
     g.ncounters = names.size();
     g.counter_names = names.data();
     g.counter_values = values.data();
+    if (console_) PrintLine(g);
     if (cb_) cb_(&g, user_);
   }
 
   gb_run_cb cb_;
   void *user_;
   bool console_;
+  bool header_printed_ = false;
 };
+
+// Google Benchmark's reading of a flag value: a single character other than 0/f/n, or any word other
+// than false/no/off, is true.
+bool truthy(const std::string &v) {
+  if (v.size() == 1) return std::isalnum(static_cast<unsigned char>(v[0])) && !std::strchr("0fFnN", v[0]);
+  std::string low;
+  for (char c : v) low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return low != "false" && low != "no" && low != "off";
+}
 
 }  // namespace
 
@@ -125,9 +161,19 @@ extern "C" int gb_register(const char *name, gb_fn fn, void *arg, int repetition
   }
 }
 
+extern "C" int gb_color_wanted(int argc, char *const *argv) {
+  std::string value = "auto";
+  const char flag[] = "--benchmark_color=";
+  for (int i = 1; i < argc; i++)
+    if (std::strncmp(argv[i], flag, sizeof flag - 1) == 0) value = argv[i] + sizeof flag - 1;
+  if (value != "auto") return truthy(value) ? 1 : 0;
+  const char *term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && term && *term && std::strcmp(term, "dumb") != 0;
+}
+
 extern "C" long gb_run_all(gb_run_cb cb, void *user, int console, char *err, size_t errlen) {
   try {
-    ForwardingReporter reporter(cb, user, console != 0);
+    ForwardingReporter reporter(cb, user, console);
     return static_cast<long>(benchmark::RunSpecifiedBenchmarks(&reporter));
   } catch (const std::exception &e) {
     std::snprintf(err, errlen, "benchmark run failed: %s", e.what());

@@ -42,8 +42,13 @@ int gb_init(int argc, char **argv, char *err, size_t errlen);
 /* Register fn under name. iterations > 0: that many iterations; else min_time seconds (> 0) or the
  * library default. Times are manual, in microseconds. 0 ok, -1 on failure. */
 int gb_register(const char *name, gb_fn fn, void *arg, int repetitions, double min_time, long long iterations);
-/* Run everything registered (console output as it runs when console != 0); each finished run and
- * aggregate goes to cb. Returns the number of runs, or -1 on failure (message in err). */
+/* Console output while running: none, plain lines, or lines with colour codes. */
+enum { GB_CONSOLE_NONE = 0, GB_CONSOLE_PLAIN = 1, GB_CONSOLE_COLOR = 2 };
+/* Whether Google Benchmark's flags (argv[0] first) ask for colour: the last --benchmark_color=V, read as
+ * the library reads it; "auto" or none means stdout is a terminal (and TERM is not dumb). */
+int gb_color_wanted(int argc, char *const *argv);
+/* Run everything registered, printing a console line per run as `console` says (GB_CONSOLE_*); each
+ * finished run and aggregate goes to cb. Returns the number of runs, or -1 on failure (message in err). */
 long gb_run_all(gb_run_cb cb, void *user, int console, char *err, size_t errlen);
 void gb_add_context(const char *key, const char *value);
 void gb_shutdown(void);

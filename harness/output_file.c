@@ -1,5 +1,6 @@
 /* Atomic result files. The temporary name is made with mkstemp in the target's folder so the final
- * rename stays on one file system; any failure removes it. */
+ * rename stays on one file system; any failure removes it, and so does a second SIGINT while it exists
+ * (harness/interrupt.h). */
 #include "output_file.h"
 
 #include <errno.h>
@@ -9,12 +10,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "interrupt.h"
+
 static int make_temp(const char *path, char *tmp, size_t len) {
   if ((size_t)snprintf(tmp, len, "%s.tmp.XXXXXX", path) >= len) {
     errno = ENAMETOOLONG;
     return -1;
   }
-  return mkstemp(tmp);
+  int fd = mkstemp(tmp);
+  if (fd >= 0) km_interrupt_track_temp(tmp);
+  return fd;
+}
+
+static void remove_temp(const char *tmp) {
+  unlink(tmp);
+  km_interrupt_track_temp(NULL);
 }
 
 int km_output_check_writable(const char *path, const char *flag, char *err, size_t errlen) {
@@ -30,7 +40,7 @@ int km_output_check_writable(const char *path, const char *flag, char *err, size
     return -1;
   }
   close(fd);
-  unlink(tmp);
+  remove_temp(tmp);
   return 0;
 }
 
@@ -52,10 +62,13 @@ int km_output_write_text(const char *path, const char *text, char *err, size_t e
   if (ok) {
     /* mkstemp makes the file 0600; results are for sharing */
     chmod(tmp, 0644);
-    if (rename(tmp, path) == 0) return 0;
+    if (rename(tmp, path) == 0) {
+      km_interrupt_track_temp(NULL);
+      return 0;
+    }
     saved = errno;
   }
-  unlink(tmp);
+  remove_temp(tmp);
   snprintf(err, errlen, "cannot write '%s': %s", path, strerror(saved));
   return -1;
 }

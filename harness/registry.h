@@ -18,6 +18,24 @@ enum km_case_flags {
   KM_CASE_HOST_MEMORY = 1u << 3,    /* moves bytes over PCIe: its share is of the link, not of HBM */
 };
 
+/* A case's place on a sweep a simulator can fit (reports/PARAMS.md, harness/params.c). Optional: a case
+ * without one is written to --params as a point of its own. Every case of a series declares the same
+ * series name, axes and model; each gives its own coordinates. */
+enum { KM_SWEEP_MAX_AXES = 4 };
+typedef struct km_sweep {
+  const char *series;                  /* the series key, e.g. "offload/h2d/pinned" or "attn/decode/bf16/gqa" */
+  const char *axes[KM_SWEEP_MAX_AXES]; /* the series' axes, unused ones NULL; "bytes" is the row's measured
+                                          bytes read + written (its coordinate is not declared) */
+  double at[KM_SWEEP_MAX_AXES];        /* this case's coordinate on each axis (ignored for "bytes") */
+  /* The time model's terms after the intercept, joined by '+', each a product of axes joined by '*':
+   * "batch + batch*context" fits time = c0 + c1 batch + c2 batch context. NULL means "bytes":
+   * time = alpha + bytes / beta. */
+  const char *model;
+  /* NULL-terminated stage names: the series' points are these stages of the row, each timed with
+   * km_bench_measure_stage at its own bytes (axis "bytes"), instead of the row itself. */
+  const char *const *stages;
+} km_sweep;
+
 typedef struct km_case {
   const char *name;      /* stable key primitive/variant/params, e.g. paged/gather/nhd/bs16/d128/bf16 */
   const char *technique; /* byte-table technique it serves: paged, kv_quant, sparse_read, offload, roofline */
@@ -25,12 +43,16 @@ typedef struct km_case {
   km_case_fn run;
   const void *params;    /* the micro file's own parameter struct for this row */
   unsigned flags;        /* enum km_case_flags */
-  const char *baseline;  /* name of the case this one is compared with (speed-up), or NULL */
+  const char *baseline;  /* name of the case this one is compared with (GB/s ratio), or NULL */
+  const km_sweep *sweep; /* its place on a fitted sweep, or NULL */
 } km_case;
 
+struct km_ceiling_set;
 typedef struct km_case_table {
   const km_case *cases;
   size_t count;
+  /* Kernels this family offers as start-up ceilings (harness/ceiling.h), or NULL. */
+  const struct km_ceiling_set *ceilings;
 } km_case_table;
 
 /* Filter with Google Benchmark's semantics: a regular expression searched in the name,

@@ -1,10 +1,15 @@
 /* Result rows: a deep copy of each run Google Benchmark reports, so outputs are written after the
- * run from one list, and the same list can be read back from a JSON file. */
+ * run from one list, and the same list can be read back from a JSON file. Google Benchmark's real_time
+ * under manual timing is the mean of the samples and its cpu_time is per sample (a batch of launches);
+ * a row keeps the median per launch as real_time and the CPU time per launch as cpu_time, the units
+ * the tables use. */
 #include "results.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "shares.h"
 
 static char *dup_or_empty(const char *s) {
   size_t n = s ? strlen(s) : 0;
@@ -41,6 +46,43 @@ static int set_counters(km_result *row, size_t n, const char *const *names, cons
   return 0;
 }
 
+cJSON *km_sweep_json(const km_sweep *s) {
+  if (!s || !s->series) return NULL;
+  cJSON *o = cJSON_CreateObject(), *axes = cJSON_CreateArray(), *at = cJSON_CreateArray();
+  cJSON_AddStringToObject(o, "series", s->series);
+  for (size_t i = 0; i < KM_SWEEP_MAX_AXES && s->axes[i]; i++) {
+    cJSON_AddItemToArray(axes, cJSON_CreateString(s->axes[i]));
+    cJSON_AddItemToArray(at, strcmp(s->axes[i], "bytes") == 0 ? cJSON_CreateNull() : cJSON_CreateNumber(s->at[i]));
+  }
+  if (cJSON_GetArraySize(axes) == 0) { /* no axes declared: the copy model's one axis */
+    cJSON_AddItemToArray(axes, cJSON_CreateString("bytes"));
+    cJSON_AddItemToArray(at, cJSON_CreateNull());
+  }
+  cJSON_AddItemToObject(o, "axes", axes);
+  cJSON_AddItemToObject(o, "at", at);
+  cJSON_AddStringToObject(o, "model", s->model ? s->model : "bytes");
+  if (s->stages) {
+    cJSON *st = cJSON_AddArrayToObject(o, "stages");
+    for (const char *const *n = s->stages; *n; n++) cJSON_AddItemToArray(st, cJSON_CreateString(*n));
+  }
+  return o;
+}
+
+/* Seconds per unit of Google Benchmark's time_unit names. */
+static double unit_seconds(const char *unit) {
+  if (strcmp(unit, "ns") == 0) return 1e-9;
+  if (strcmp(unit, "us") == 0) return 1e-6;
+  if (strcmp(unit, "ms") == 0) return 1e-3;
+  return 1.0;
+}
+
+static void per_launch_times(km_result *row) {
+  double median_us = km_result_counter(row, "median_us"), batch = km_result_counter(row, "batch");
+  int percentage = strcmp(row->aggregate_unit, "percentage") == 0; /* a cv aggregate: a ratio, no unit */
+  if (isfinite(median_us)) row->real_time = percentage ? median_us : median_us * 1e-6 / unit_seconds(row->time_unit);
+  if (!percentage && isfinite(batch) && batch > 0) row->cpu_time /= batch;
+}
+
 int km_results_add(km_results *r, const gb_run *run, const km_case *c) {
   km_result *row = append(r);
   if (!row) return -1;
@@ -55,6 +97,7 @@ int km_results_add(km_results *r, const gb_run *run, const km_case *c) {
   row->technique = dup_or_empty(c ? c->technique : "");
   row->baseline = dup_or_empty(c && c->baseline ? c->baseline : "");
   row->representative = c && (c->flags & KM_CASE_REPRESENTATIVE);
+  row->sweep = c ? km_sweep_json(c->sweep) : NULL;
   row->is_aggregate = run->is_aggregate;
   row->error = run->error;
   row->skipped = run->skipped;
@@ -67,7 +110,9 @@ int km_results_add(km_results *r, const gb_run *run, const km_case *c) {
   row->real_time = run->real_time;
   row->cpu_time = run->cpu_time;
   row->c = c;
-  return set_counters(row, run->ncounters, run->counter_names, run->counter_values);
+  if (set_counters(row, run->ncounters, run->counter_names, run->counter_values) != 0) return -1;
+  per_launch_times(row);
+  return 0;
 }
 
 void km_results_free(km_results *r) {
@@ -79,6 +124,7 @@ void km_results_free(km_results *r) {
     for (size_t k = 0; k < row->ncounters; k++) free(row->counter_names[k]);
     free(row->counter_names);
     free(row->counter_values);
+    cJSON_Delete(row->sweep);
   }
   free(r->rows);
   memset(r, 0, sizeof *r);
@@ -87,6 +133,30 @@ void km_results_free(km_results *r) {
 double km_result_counter(const km_result *row, const char *name) {
   for (size_t i = 0; i < row->ncounters; i++)
     if (strcmp(row->counter_names[i], name) == 0) return row->counter_values[i];
+  return NAN;
+}
+
+static int flag(const km_result *row, const char *name) { return km_result_counter(row, name) == 1.0; }
+
+const char *km_result_traffic(const km_result *row) {
+  static const char *const link[KM_LINK_DIR_COUNT] = {"link", "link_h2d", "link_d2h", "link_both"};
+  if (flag(row, "host_link")) {
+    double d = km_result_counter(row, "link_dir");
+    return isfinite(d) && d >= 0 && d < KM_LINK_DIR_COUNT ? link[(int)d] : link[0];
+  }
+  double r = km_result_counter(row, "bytes_read"), w = km_result_counter(row, "bytes_written");
+  if (!isfinite(r) || !isfinite(w)) return "unknown";
+  return km_traffic_name(km_traffic_of(r, w));
+}
+
+double km_result_vs_baseline(const km_result *row, const km_result *base) {
+  if (!base || row->error || row->skipped || base->error || base->skipped) return NAN;
+  double g = km_result_counter(row, "GB/s"), gb = km_result_counter(base, "GB/s");
+  if (g > 0 && gb > 0) return g / gb;
+  /* no bytes on either side: time is comparable only when both move the same (no) bytes */
+  double b1 = km_result_counter(row, "bytes"), b2 = km_result_counter(base, "bytes");
+  double t1 = km_result_counter(row, "median_us"), t2 = km_result_counter(base, "median_us");
+  if (b1 == b2 && t1 > 0 && t2 > 0) return t2 / t1;
   return NAN;
 }
 
@@ -119,9 +189,14 @@ cJSON *km_results_benchmarks_json(const km_results *r) {
       cJSON_AddStringToObject(o, "aggregate_name", row->aggregate_name);
       cJSON_AddStringToObject(o, "aggregate_unit", row->aggregate_unit);
     }
-    if (row->error || row->skipped) {
-      cJSON_AddBoolToObject(o, "error_occurred", row->error);
+    /* Google Benchmark 1.8's JSON reporter: an error is error_occurred + error_message, a skip is
+     * skipped + skip_message */
+    if (row->error) {
+      cJSON_AddBoolToObject(o, "error_occurred", 1);
       cJSON_AddStringToObject(o, "error_message", row->message);
+    } else if (row->skipped) {
+      cJSON_AddBoolToObject(o, "skipped", 1);
+      cJSON_AddStringToObject(o, "skip_message", row->message);
     }
     cJSON_AddNumberToObject(o, "iterations", (double)row->iterations);
     cJSON_AddNumberToObject(o, "real_time", row->real_time);
@@ -133,9 +208,11 @@ cJSON *km_results_benchmarks_json(const km_results *r) {
     /* kvmicro's own fields, beside Google Benchmark's */
     cJSON_AddStringToObject(o, "kvmicro_name", row->name);
     cJSON_AddStringToObject(o, "technique", row->technique);
-    if (row->skipped) cJSON_AddBoolToObject(o, "skipped", 1);
+    if (!row->error && !row->skipped && isfinite(km_result_counter(row, "bytes")))
+      cJSON_AddStringToObject(o, "traffic_class", km_result_traffic(row));
     if (row->baseline[0]) cJSON_AddStringToObject(o, "baseline", row->baseline);
     cJSON_AddBoolToObject(o, "representative", row->representative);
+    if (row->sweep) cJSON_AddItemToObject(o, "sweep", cJSON_Duplicate(row->sweep, 1));
     cJSON_AddItemToArray(arr, o);
   }
   return arr;
@@ -180,11 +257,13 @@ static int row_from_json(const cJSON *o, km_results *out, size_t index, char *er
   row->aggregate_name = dup_or_empty(json_str(o, "aggregate_name", ""));
   row->aggregate_unit = dup_or_empty(json_str(o, "aggregate_unit", "time"));
   row->time_unit = dup_or_empty(json_str(o, "time_unit", "ns"));
-  row->message = dup_or_empty(json_str(o, "error_message", ""));
+  row->message = dup_or_empty(json_str(o, "skip_message", json_str(o, "error_message", "")));
   row->label = dup_or_empty(json_str(o, "label", ""));
   row->technique = dup_or_empty(json_str(o, "technique", ""));
   row->baseline = dup_or_empty(json_str(o, "baseline", ""));
   row->representative = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "representative"));
+  const cJSON *sweep = cJSON_GetObjectItemCaseSensitive(o, "sweep");
+  row->sweep = cJSON_IsObject(sweep) ? cJSON_Duplicate(sweep, 1) : NULL;
   row->skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "skipped"));
   row->error = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "error_occurred")) && !row->skipped;
   row->real_time = real_time;
@@ -250,27 +329,51 @@ static int wanted(const km_results *r, const km_result *row, int any_representat
   return 0;
 }
 
+/* The row's flags, "ok" when it has none: noisy (CV above 5%), throttled (the GPU pulled its clocks
+ * down during the samples), l2_resident (working set under 4x L2: not an HBM figure). */
+static void flags_text(const km_result *row, char *buf, size_t len) {
+  static const char *const names[] = {"noisy", "throttled", "l2_resident"};
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && used + 1 < len; i++)
+    if (flag(row, names[i])) used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", names[i]);
+  if (!used) snprintf(buf, len, "ok");
+}
+
 static void status_text(const km_result *row, char *buf, size_t len) {
+  char flags[96];
+  flags_text(row, flags, sizeof flags);
   if (row->error)
     snprintf(buf, len, "ERROR %s", row->message);
   else if (row->skipped)
     snprintf(buf, len, "%s", row->message);
   else if (km_result_counter(row, "verified") != 1.0)
-    snprintf(buf, len, "unverified%s", km_result_counter(row, "noisy") == 1.0 ? ", noisy" : "");
+    snprintf(buf, len, "unverified, %s", flags);
   else
-    snprintf(buf, len, "%s%s%s", km_result_counter(row, "noisy") == 1.0 ? "noisy" : "ok", row->label[0] ? "; " : "",
-             row->label);
+    snprintf(buf, len, "%s%s%s", flags, row->label[0] ? "; " : "", row->label);
+}
+
+/* A host row's ceiling is the contiguous host copy; a device row's, its traffic class's. */
+static double share_of_own_ceiling(const km_result *row) {
+  return flag(row, "host_link") ? km_result_counter(row, "pct_of_host_copy") : km_result_counter(row, "pct_of_ceiling");
 }
 
 km_table *km_latency_table(const km_results *r) {
   static const km_column cols[] = {
-      {"case", "case", 0},           {"median_us", "median us", 1}, {"cv_pct", "CV %", 1},
-      {"gbps", "GB/s", 1},           {"pct_of_ceiling", "% ceiling", 1},
-      {"ns_per_token_layer", "ns/token/layer", 1}, {"speedup_vs_baseline", "x baseline", 1},
+      {"case", "case", 0},
+      {"median_us", "median us", 1},
+      {"cv_pct", "CV %", 1},
+      {"gbps", "GB/s", 1},
+      {"traffic_class", "class", 0},
+      {"pct_of_ceiling", "% class ceiling", 1},
+      {"pct_of_peak", "% peak", 1},
+      {"ns_per_token_layer", "ns/token/layer", 1},
+      {"gbps_vs_baseline", "x baseline (GB/s)", 1},
       {"status", "status", 0},
   };
-  km_table *t = km_table_new("Latency and bandwidth (median of samples; bytes read + written)", cols,
-                             sizeof cols / sizeof cols[0]);
+  /* the classes (copy, read, write, mixed; the contiguous host copy for link rows): README "How it measures" */
+  km_table *t = km_table_new("Latency and bandwidth (median per launch; bytes read + written; share of the row's class ceiling)",
+                             cols, sizeof cols / sizeof cols[0]);
   if (!t) return NULL;
   int any_rep = 0;
   for (size_t i = 0; i < r->count; i++) any_rep |= r->rows[i].representative && is_primary(&r->rows[i]);
@@ -287,14 +390,15 @@ km_table *km_latency_table(const km_results *r) {
         km_table_set_number(t, k, 1, med, med < 100 ? 2 : 1);
         km_table_set_number(t, k, 2, 100.0 * km_result_counter(row, "cv"), 1);
         km_table_set_number(t, k, 3, km_result_counter(row, "GB/s"), 1);
-        km_table_set_number(t, k, 4, km_result_counter(row, "pct_of_ceiling"), 1);
-        km_table_set_number(t, k, 5, km_result_counter(row, "ns_per_token_layer"), 3);
+        km_table_set_text(t, k, 4, km_result_traffic(row));
+        km_table_set_number(t, k, 5, share_of_own_ceiling(row), 1);
+        km_table_set_number(t, k, 6, km_result_counter(row, "pct_of_peak"), 1);
+        km_table_set_number(t, k, 7, km_result_counter(row, "ns_per_token_layer"), 3);
         const km_result *base = row->baseline[0] ? km_results_find(r, row->baseline) : NULL;
-        if (base && !base->error && !base->skipped)
-          km_table_set_number(t, k, 6, km_result_counter(base, "median_us") / med, 2);
+        km_table_set_number(t, k, 8, km_result_vs_baseline(row, base), 2);
       }
       status_text(row, status, sizeof status);
-      km_table_set_text(t, k, 7, status);
+      km_table_set_text(t, k, 9, status);
     }
   return t;
 }

@@ -24,6 +24,9 @@ typedef struct km_result {
   char *technique;  /* the case's, or the file's */
   char *baseline;   /* name of the case it is compared with, "" for none */
   int representative;
+  /* The case's declared sweep (km_sweep) as written to the file: {"series", "axes", "at", "model",
+   * "stages"}; NULL when it declares none. */
+  cJSON *sweep;
 } km_result;
 
 typedef struct km_results {
@@ -32,10 +35,18 @@ typedef struct km_results {
 } km_results;
 
 int km_results_add(km_results *r, const gb_run *run, const km_case *c);
+/* A case's sweep declaration as JSON (NULL when it has none or out of memory). */
+cJSON *km_sweep_json(const km_sweep *s);
 void km_results_free(km_results *r);
 /* The value of a counter, or NaN when the run has none. */
 double km_result_counter(const km_result *row, const char *name);
 const km_result *km_results_find(const km_results *r, const char *name);
+/* The row's traffic class: "copy", "read", "write", "mixed" (device rows, from bytes_read and
+ * bytes_written), "link_h2d", "link_d2h", "link_both", "link" (host rows), "unknown". */
+const char *km_result_traffic(const km_result *row);
+/* How the row compares with its baseline: the ratio of their GB/s (row / baseline), or of their times
+ * (baseline / row) when neither moves bytes; NaN when they cannot be compared. */
+double km_result_vs_baseline(const km_result *row, const km_result *base);
 
 /* Google Benchmark's "benchmarks" array (names, run types, times, counters) plus kvmicro's fields. */
 cJSON *km_results_benchmarks_json(const km_results *r);

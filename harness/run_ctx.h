@@ -7,14 +7,17 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ceiling.h"
 #include "cli.h"
 #include "model.h"
 #include "registry.h"
 
 struct km_topo;
+struct km_nvml;
 
 /* Each timed sample lasts at least this long, so launch overhead and event resolution
- * (about 0.5 us) stay under 1% of it; short kernels are batched to reach it. */
+ * (about 0.5 us) stay under 1% of it; short kernels are batched (graph-replayed) to reach it. The
+ * start-up ceilings are timed with the same minimum. */
 #define KM_MIN_SAMPLE_SECONDS 200e-6
 /* Samples per case: enough for a stable median and a meaningful CV at ~10 ms per case. */
 #define KM_SAMPLES_DEFAULT 20
@@ -30,13 +33,17 @@ typedef struct km_run_ctx {
   int device;
   struct cudaDeviceProp prop;
   cudaStream_t stream;
-  double ceiling_gbps;         /* d2d cudaMemcpyAsync measured at start-up */
+  double ceiling_gbps;         /* d2d cudaMemcpyAsync measured at start-up (= ceilings.copy_gbps) */
   size_t ceiling_bytes;        /* its buffer size: the SM copy rows use the same */
   double link_gbps;            /* PCIe link from hwloc, 0 unknown */
+  km_ceiling_report ceilings;  /* every start-up ceiling; rows' shares are of ceilings.c */
+  int shares;                  /* 0 under --smoke: the ceilings are L2's, no share is published */
+  struct km_nvml *nvml;        /* GPU state around each row; unavailable NVML answers nothing */
   int samples;                 /* timed samples per case */
   uint64_t seed_base;
   int errors;                  /* cases that failed their check or a CUDA call */
   int skips;
+  int not_run;                 /* cases a SIGINT stopped or kept from running */
 } km_run_ctx;
 
 /* Register one case with Google Benchmark; the harness wraps it in a km_bench. */

@@ -37,7 +37,16 @@ km_table *km_table_new(const char *title, const km_column *cols, size_t ncols) {
     km_table_free(t);
     return NULL;
   }
-  memcpy(t->cols, cols, ncols * sizeof *cols);
+  for (size_t c = 0; c < ncols; c++) { /* the table keeps its own copies: callers may pass temporaries */
+    t->cols[c] = cols[c];
+    t->cols[c].key = dup_str(cols[c].key);
+    t->cols[c].title = dup_str(cols[c].title);
+    if (!t->cols[c].key || !t->cols[c].title) {
+      t->ncols = c + 1;
+      km_table_free(t);
+      return NULL;
+    }
+  }
   return t;
 }
 
@@ -51,6 +60,10 @@ void km_table_free(km_table *t) {
   }
   free(t->cells);
   free(t->group);
+  for (size_t c = 0; t->cols && c < t->ncols; c++) {
+    free((char *)t->cols[c].key);
+    free((char *)t->cols[c].title);
+  }
   free(t->cols);
   free(t->title);
   free(t);
@@ -122,12 +135,17 @@ static void format_cell(const km_cell *c, int grouped, char *buf, size_t len) {
   snprintf(buf + o, len - o, "%s", p + digits);
 }
 
+void km_table_cell_text(const km_table *t, size_t row, size_t col, int grouped, char *buf, size_t len) {
+  format_cell(cell_at(t, row, col), grouped, buf, len);
+}
+
 static int differs(const char *a, const char *b) {
   if (!a || !b) return a != b;
   return strcmp(a, b) != 0;
 }
 
-static void print_text(const km_table *t, FILE *out, int markdown) {
+/* Markdown for documents: every cell in full, one header row. */
+static void print_markdown(const km_table *t, FILE *out) {
   size_t *w = calloc(t->ncols, sizeof *w);
   char buf[512];
   if (!w) return;
@@ -137,41 +155,24 @@ static void print_text(const km_table *t, FILE *out, int markdown) {
       format_cell(cell_at(t, r, c), 1, buf, sizeof buf);
       if (strlen(buf) > w[c]) w[c] = strlen(buf);
     }
-  if (t->title[0]) fprintf(out, markdown ? "### %s\n\n" : "%s\n", t->title);
-  const char *sep = markdown ? " | " : "  ";
-  fprintf(out, "%s", markdown ? "| " : "");
-  for (size_t c = 0; c < t->ncols; c++)
-    fprintf(out, "%s%-*s", c ? sep : "", (int)w[c], t->cols[c].title);
-  fprintf(out, "%s\n", markdown ? " |" : "");
-  fprintf(out, "%s", markdown ? "|" : "");
+  if (t->title[0]) fprintf(out, "### %s\n\n", t->title);
+  fprintf(out, "| ");
+  for (size_t c = 0; c < t->ncols; c++) fprintf(out, "%s%-*s", c ? " | " : "", (int)w[c], t->cols[c].title);
+  fprintf(out, " |\n|");
   for (size_t c = 0; c < t->ncols; c++) {
-    if (markdown) {
-      fprintf(out, "%s", t->cols[c].right_align ? " " : " ");
-      for (size_t i = 0; i < w[c] - (t->cols[c].right_align ? 1 : 0); i++) fputc('-', out);
-      fprintf(out, "%s|", t->cols[c].right_align ? ": " : " ");
-    } else {
-      fprintf(out, "%s", c ? sep : "");
-      for (size_t i = 0; i < w[c]; i++) fputc('-', out);
-    }
+    fprintf(out, " ");
+    for (size_t i = 0; i < w[c] - (t->cols[c].right_align ? 1 : 0); i++) fputc('-', out);
+    fprintf(out, "%s|", t->cols[c].right_align ? ": " : " ");
   }
   fputc('\n', out);
   for (size_t r = 0; r < t->nrows; r++) {
-    if (t->group[r] && (r == 0 || differs(t->group[r], t->group[r - 1]))) {
-      if (markdown)
-        fprintf(out, "| **%s** |%*s\n", t->group[r], 0, "");
-      else
-        fprintf(out, "[%s]\n", t->group[r]);
-    }
-    fprintf(out, "%s", markdown ? "| " : "");
+    if (t->group[r] && (r == 0 || differs(t->group[r], t->group[r - 1]))) fprintf(out, "| **%s** |\n", t->group[r]);
+    fprintf(out, "| ");
     for (size_t c = 0; c < t->ncols; c++) {
       format_cell(cell_at(t, r, c), 1, buf, sizeof buf);
-      int wid = (int)w[c];
-      if (t->cols[c].right_align)
-        fprintf(out, "%s%*s", c ? sep : "", wid, buf);
-      else
-        fprintf(out, "%s%-*s", c ? sep : "", (c + 1 == t->ncols && !markdown) ? 0 : wid, buf);
+      fprintf(out, "%s%*s", c ? " | " : "", t->cols[c].right_align ? (int)w[c] : -(int)w[c], buf);
     }
-    fprintf(out, "%s\n", markdown ? " |" : "");
+    fprintf(out, " |\n");
   }
   free(w);
 }
@@ -231,7 +232,7 @@ cJSON *km_table_rows_json(const km_table *t) {
 
 void km_table_print(const km_table *t, km_format f, FILE *out) {
   switch (f) {
-    case KM_FORMAT_MARKDOWN: print_text(t, out, 1); break;
+    case KM_FORMAT_MARKDOWN: print_markdown(t, out); break;
     case KM_FORMAT_CSV: print_csv(t, out); break;
     case KM_FORMAT_JSON: {
       cJSON *o = cJSON_CreateObject();
@@ -243,6 +244,6 @@ void km_table_print(const km_table *t, km_format f, FILE *out) {
       cJSON_Delete(o);
       break;
     }
-    default: print_text(t, out, 0); break;
+    default: km_table_print_text(t, KM_TABLE_TEXT_WIDTH, out); break;
   }
 }

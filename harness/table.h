@@ -47,6 +47,15 @@ void km_table_set_integer(km_table *t, size_t row, size_t col, double v);
 
 /* Print in the format; text groups rows under their heading, thousands separated by ','. */
 void km_table_print(const km_table *t, km_format f, FILE *out);
+/* The text format fits this many columns (harness/table_text.c). */
+enum { KM_TABLE_TEXT_WIDTH = 120 };
+/* Text within `width` columns where it can be: a column that only repeats the row's group heading is
+ * left out, titles take two lines, and text cells too long for their column (the last text column, the
+ * explanations, first) end in a reference [n] to a numbered note printed in full under the table. */
+void km_table_print_text(const km_table *t, size_t width, FILE *out);
+/* A cell as printed: numbers with thousands separators when grouped (147,456), "-" for an empty cell
+ * when grouped, "" otherwise. */
+void km_table_cell_text(const km_table *t, size_t row, size_t col, int grouped, char *buf, size_t len);
 /* Rows as a JSON array of objects keyed by column key (numbers as numbers). */
 cJSON *km_table_rows_json(const km_table *t);
 

@@ -9,6 +9,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernel_image.h"
+
 namespace km_bulk {
 
 constexpr int kStages = 4;                  // 3 stages of loads in flight while one drains
@@ -16,7 +18,7 @@ constexpr uint32_t kStageBytes = 16 * 1024; // one bulk store per stage
 constexpr int kCtasPerSm = 3;               // 3 x 64 KiB of shared memory per SM
 constexpr size_t kSmemBytes = (size_t)kStages * kStageBytes + kStages * sizeof(uint64_t);
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
 __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ void bar_init(uint64_t *bar, uint32_t count) {
@@ -98,12 +100,14 @@ __device__ void pipeline(unsigned char *__restrict__ out, uint64_t total, uint32
 }
 #endif
 
-// 1 when the current device runs cp.async.bulk (compute capability 9.0 or later).
-inline bool device_supports() {
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return false;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
-  return major >= 9;
+// What runs for `kernel` on the current device, into *img; when that is sm_90 code, the kernel may also
+// use kSmemBytes of dynamic shared memory. Once per case, before its first launch: launches query nothing,
+// and a kernel whose image is not sm_90 code keeps the default limit, so a launch of it fails loudly.
+template <class Kernel>
+cudaError_t setup(Kernel *kernel, km_kernel_image *img) {
+  cudaError_t e = km_kernel_image_query(reinterpret_cast<const void *>(kernel), img);
+  if (e != cudaSuccess || !km_kernel_image_runs(img, KM_BULK_MIN_ARCH)) return e;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemBytes);
 }
 
 // Stage size for parts of part_bytes: whole parts per stage, at most kStageBytes; 0 when a part is

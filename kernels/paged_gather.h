@@ -21,6 +21,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernel_image.h"
+
 #ifdef __CUDACC__
 #define KM_PAGED_HD __host__ __device__ __forceinline__
 #else
@@ -157,12 +159,16 @@ cudaError_t km_paged_gather(const km_paged_geom *g, const void *pool, const int3
 
 /* The same gather moved by sm_90 bulk copies (cp.async.bulk) through shared memory: one warp per CTA
  * issues whole pieces (or 16 KiB parts of larger ones) as bulk loads and drains each 16 KiB stage of
- * contiguous output with one bulk store. Needs compute capability 9.0 (else cudaErrorNotSupported) and
- * pieces that are 16-byte multiples dividing, or divisible by, 16 KiB (else cudaErrorInvalidValue). */
-cudaError_t km_paged_gather_bulk(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
+ * contiguous output with one bulk store; kCtasPerSm CTAs per SM (sms). Runs only after km_paged_bulk_setup
+ * found sm_90 code for it (else the launch fails), on shapes km_paged_bulk_shape_ok accepts (else
+ * cudaErrorInvalidValue). Launches query nothing. */
+cudaError_t km_paged_gather_bulk(const km_paged_geom *g, const void *pool, const int32_t *table, void *out, int sms,
                                  cudaStream_t stream);
-/* 1 when km_paged_gather_bulk can run shape g on the current device. */
-int km_paged_bulk_supported(const km_paged_geom *g);
+/* 1 when every piece of g is a 16-byte multiple that divides, or is divided by, 16 KiB (host arithmetic). */
+int km_paged_bulk_shape_ok(const km_paged_geom *g);
+/* What this binary runs for the bulk gather on the current device (*img), and when that is sm_90 code
+ * (km_kernel_image_runs(img, KM_BULK_MIN_ARCH)) its shared memory is set up. Once, before launching. */
+cudaError_t km_paged_bulk_setup(km_kernel_image *img);
 
 /* Read-only: sums[s] += the wrapping sum of the 32-bit words of every block of sequence s (all heads).
  * Adds to what is there so nothing but the loads sits in the timed region: zero sums first for the

@@ -13,7 +13,7 @@ struct PagedParts {
   uint64_t block_bytes;
   uint32_t piece_bytes, part_bytes, parts_per_piece;
   uint32_t blocks_per_seq, pieces_per_block;
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // only the bulk-copy path locates parts
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10  // only the bulk-copy path locates parts
   __device__ const void *operator()(uint64_t part) const {
     const uint64_t piece = part / parts_per_piece;
     const uint32_t sub = (uint32_t)(part - piece * parts_per_piece);
@@ -28,7 +28,7 @@ struct PagedParts {
 };
 
 __global__ void __launch_bounds__(32) gather_bulk(unsigned char *out, uint64_t total, uint32_t stage, PagedParts parts) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
   km_bulk::pipeline(out, total, parts.part_bytes, stage, parts);
 #endif
 }
@@ -51,27 +51,22 @@ int make_parts(const km_paged_geom *g, PagedParts *p, uint32_t *stage) {
 
 }  // namespace
 
-extern "C" int km_paged_bulk_supported(const km_paged_geom *g) {
+extern "C" int km_paged_bulk_shape_ok(const km_paged_geom *g) {
   PagedParts p;
   uint32_t stage = 0;
-  return g && km_bulk::device_supports() && make_parts(g, &p, &stage);
+  return g && make_parts(g, &p, &stage);
 }
 
+extern "C" cudaError_t km_paged_bulk_setup(km_kernel_image *img) { return km_bulk::setup(gather_bulk, img); }
+
 extern "C" cudaError_t km_paged_gather_bulk(const km_paged_geom *g, const void *pool, const int32_t *table, void *out,
-                                            cudaStream_t stream) {
-  if (!g || !km_bulk::device_supports()) return cudaErrorNotSupported;
+                                            int sms, cudaStream_t stream) {
   PagedParts p;
   uint32_t stage = 0;
-  if (!make_parts(g, &p, &stage) || ((uintptr_t)pool | (uintptr_t)out) % 16 != 0) return cudaErrorInvalidValue;
+  if (!g || !make_parts(g, &p, &stage) || ((uintptr_t)pool | (uintptr_t)out) % 16 != 0) return cudaErrorInvalidValue;
   p.pool = static_cast<const unsigned char *>(pool);
   p.table = table;
-  int dev = 0, sms = 1;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(gather_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)km_bulk::kSmemBytes);
-  if (e != cudaSuccess) return e;
-  gather_bulk<<<sms * km_bulk::kCtasPerSm, 32, km_bulk::kSmemBytes, stream>>>(
+  gather_bulk<<<(sms > 0 ? sms : 1) * km_bulk::kCtasPerSm, 32, km_bulk::kSmemBytes, stream>>>(
       static_cast<unsigned char *>(out), km_paged_output_bytes(g), stage, p);
   return cudaGetLastError();
 }

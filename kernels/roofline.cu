@@ -88,22 +88,19 @@ __global__ void __launch_bounds__(kThreads) write_pattern(uint4 *__restrict__ ds
 struct ContiguousParts {
   const unsigned char *src;
   uint32_t part;
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // only the bulk-copy path locates parts
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10  // only the bulk-copy path locates parts
   __device__ const void *operator()(uint64_t p) const { return src + p * part; }
 #endif
 };
 
 __global__ void __launch_bounds__(32) copy_bulk(unsigned char *dst, const unsigned char *src, uint64_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
   km_bulk::pipeline(dst, bytes, km_bulk::kStageBytes, km_bulk::kStageBytes, ContiguousParts{src, km_bulk::kStageBytes});
 #endif
 }
 
 cudaError_t launch_bulk(void *dst, const void *src, size_t bytes, int sms, cudaStream_t stream) {
-  if (!km_bulk::device_supports()) return cudaErrorNotSupported;
   if (bytes % km_bulk::kStageBytes != 0) return cudaErrorInvalidValue;
-  cudaError_t e = cudaFuncSetAttribute(copy_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)km_bulk::kSmemBytes);
-  if (e != cudaSuccess) return e;
   copy_bulk<<<(sms > 0 ? sms : 1) * km_bulk::kCtasPerSm, 32, km_bulk::kSmemBytes, stream>>>(
       (unsigned char *)dst, (const unsigned char *)src, bytes);
   return cudaGetLastError();
@@ -118,6 +115,8 @@ int tiles_grid(size_t n, size_t tile) {
 bool aligned16(const void *p, size_t bytes) { return ((uintptr_t)p & 15u) == 0 && bytes % 16 == 0; }
 
 }  // namespace
+
+extern "C" cudaError_t km_copy_bulk_setup(km_kernel_image *img) { return km_bulk::setup(copy_bulk, img); }
 
 extern "C" int km_stream_grid(int sms) { return (sms > 0 ? sms : 1) * (2048 / kThreads); }
 

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernel_image.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,9 +32,12 @@ typedef enum km_copy_shape {
   KM_COPY_BLOCKS_ILP8,      /* one 32 KiB tile per block */
   KM_COPY_SHAPE_COUNT
 } km_copy_shape;
-/* KM_COPY_BULK needs compute capability 9.0: on older devices it returns cudaErrorNotSupported. */
+/* KM_COPY_BULK runs only after km_copy_bulk_setup found sm_90 code for it (else the launch fails). */
 cudaError_t km_copy_vec16_shape(void *dst, const void *src, size_t bytes, int sms, km_copy_shape shape,
                                 cudaStream_t stream);
+/* What this binary runs for the KM_COPY_BULK kernel on the current device (*img), and when that is sm_90
+ * code (km_kernel_image_runs(img, KM_BULK_MIN_ARCH)) its shared memory is set up. Once, before launching. */
+cudaError_t km_copy_bulk_setup(km_kernel_image *img);
 /* XOR of all 64-bit words of src (bytes a multiple of 16) into *out (which the caller zeroes). */
 cudaError_t km_read_xor(const void *src, size_t bytes, unsigned long long *out, int sms, cudaStream_t stream);
 /* Fill dst with the 64-bit pattern, 16 bytes per store. */

@@ -173,11 +173,12 @@ static void *host_buf(km_bench *b, km_host_kind kind, int node, size_t bytes, ch
 /* A host-link row counts the bytes that cross PCIe, once: the harness divides (read + written) by the
  * link speed for pct_of_link, and the link speed and every published H2D/D2H rate count a copied byte
  * once, so counting the device-side write as well would double every figure. */
-static km_work link_work(double bytes) {
+static km_work link_work(double bytes, off_dir dir) {
   km_work w;
   memset(&w, 0, sizeof w);
   w.bytes_read = bytes;
   w.host_link = 1;
+  w.link_dir = dir == OFF_H2D ? KM_LINK_H2D : dir == OFF_D2H ? KM_LINK_D2H : KM_LINK_BOTH;
   return w;
 }
 
@@ -340,7 +341,7 @@ static void run_contig(km_bench *b, const void *params) {
   if (contig_setup(b, p->dir, p->mem, node, p->bytes, &c, where, sizeof where) != 0) return;
   if (contig_verify(b, &c) != 0) return;
   const double link_bytes = (double)p->bytes * (p->dir == OFF_BIDIR ? 2 : 1);
-  km_work w = link_work(link_bytes);
+  km_work w = link_work(link_bytes, p->dir);
   if (p->per_token) set_tokens(b, &w);
   double t = km_bench_measure(b, enqueue_contig, &c, &w);
   if (t <= 0) return;
@@ -356,42 +357,28 @@ static void run_contig(km_bench *b, const void *params) {
 
 /* The fit's sizes: 4 KiB .. 64 MiB in powers of 4. Past 64 MiB a copy is within 0.1% of the link
  * rate, so larger points only add time; the sweep rows up to 1 GiB show that directly. */
-enum { KM_OFFLOAD_FIT_POINTS = 8, KM_OFFLOAD_FIT_WARMUP = 2, KM_OFFLOAD_FIT_SAMPLES = 7 };
+enum { KM_OFFLOAD_FIT_POINTS = 8 };
 static const size_t fit_bytes[KM_OFFLOAD_FIT_POINTS] = {4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB,
                                                           1 * MIB, 4 * MIB,  16 * MIB, 64 * MIB};
-/* Counter names for the raw points (the --params output stores them beside the fit). */
-static const char *const fit_point_names[KM_OFFLOAD_FIT_POINTS] = {"us_4KiB", "us_16KiB", "us_64KiB", "us_256KiB",
-                                                                     "us_1MiB", "us_4MiB",  "us_16MiB", "us_64MiB"};
+/* Stage names of the fit's points: each size is timed as a stage (counters copy_4KiB_us, _bytes, ...),
+ * and the FIT rows declare these stages as their series, so --params exports the isolated-copy fit. */
+static const char *const fit_stage_names[KM_OFFLOAD_FIT_POINTS + 1] = {
+    "copy_4KiB", "copy_16KiB", "copy_64KiB", "copy_256KiB", "copy_1MiB", "copy_4MiB", "copy_16MiB", "copy_64MiB", NULL};
 
-/* Median time of one copy issued on an idle stream: what a lone reload costs, host-side submission
- * included. The harness's batched samples would hide that latency behind the next copy. */
-static int time_isolated(km_bench *b, contig_ctx *c, cudaEvent_t ev[2], double *seconds) {
-  cudaStream_t s = km_bench_stream(b);
-  double t[KM_OFFLOAD_FIT_SAMPLES];
-  for (int k = 0; k < KM_OFFLOAD_FIT_WARMUP + KM_OFFLOAD_FIT_SAMPLES; k++) {
-    float ms = 0.0f;
-    KM_CUDA_OR_FAIL(b, cudaEventRecord(ev[0], s));
-    KM_CUDA_OR_FAIL(b, enqueue_contig(c, k, s));
-    KM_CUDA_OR_FAIL(b, cudaEventRecord(ev[1], s));
-    KM_CUDA_OR_FAIL(b, cudaEventSynchronize(ev[1]));
-    KM_CUDA_OR_FAIL(b, cudaEventElapsedTime(&ms, ev[0], ev[1]));
-    if (k >= KM_OFFLOAD_FIT_WARMUP) t[k - KM_OFFLOAD_FIT_WARMUP] = ms * 1e-3;
-  }
-  *seconds = km_median_of(t, KM_OFFLOAD_FIT_SAMPLES);
-  return 0;
-}
-
-/* Time each fit size and fit t = alpha + bytes / beta (bytes crossing the link). 0 ok, -1 failed. */
+/* Time each fit size as an isolated stage (one copy issued on an idle stream: what a lone reload
+ * costs, host-side submission included; batched samples would hide that latency behind the next copy)
+ * and fit t = alpha + bytes / beta (bytes crossing the link). 0 ok, -1 failed. */
 static int fit_series(km_bench *b, contig_ctx *c, double y[KM_OFFLOAD_FIT_POINTS], double *alpha, double *beta,
                       double *r2) {
-  cudaEvent_t ev[2];
-  if (make_event(b, &ev[0], cudaEventDefault) || make_event(b, &ev[1], cudaEventDefault)) return -1;
   double x[KM_OFFLOAD_FIT_POINTS];
   const size_t keep = c->bytes;
   for (int i = 0; i < KM_OFFLOAD_FIT_POINTS; i++) {
     c->bytes = fit_bytes[i];
-    if (time_isolated(b, c, ev, &y[i]) != 0) return -1;
     x[i] = (double)fit_bytes[i] * (c->dir == OFF_BIDIR ? 2 : 1);
+    km_work w = link_work(x[i], c->dir);
+    km_stage st;
+    if (km_bench_measure_stage(b, fit_stage_names[i], enqueue_contig, c, &w, KM_STAGE_ISOLATED, &st) != 0) return -1;
+    y[i] = st.median_s;
   }
   c->bytes = keep;
   double slope = 0.0;
@@ -413,9 +400,8 @@ static void run_fit(km_bench *b, const void *params) {
   if (contig_verify(b, &c) != 0) return; /* the largest size; the smaller ones are its prefixes */
   double alpha = 0.0, beta = 0.0, r2 = 0.0, y[KM_OFFLOAD_FIT_POINTS];
   if (fit_series(b, &c, y, &alpha, &beta, &r2) != 0) return;
-  km_work w = link_work((double)largest * (p->dir == OFF_BIDIR ? 2 : 1));
+  km_work w = link_work((double)largest * (p->dir == OFF_BIDIR ? 2 : 1), p->dir);
   if (km_bench_measure(b, enqueue_contig, &c, &w) <= 0) return;
-  for (int i = 0; i < KM_OFFLOAD_FIT_POINTS; i++) km_bench_counter(b, fit_point_names[i], y[i] * 1e6);
   km_bench_counter(b, "alpha_us", alpha * 1e6);
   km_bench_counter(b, "beta_gbps", beta / 1e9);
   km_bench_counter(b, "r2", r2);
@@ -598,7 +584,7 @@ static void run_scatter(km_bench *b, const void *params) {
   if (scatter_setup(b, p, node, &c, where, sizeof where) != 0) return;
   if (scatter_verify(b, &c) != 0) return;
   const double bytes = (double)p->nblocks * (double)p->block_bytes;
-  km_work w = link_work(bytes);
+  km_work w = link_work(bytes, p->dir);
   if (p->per_token) set_tokens(b, &w);
   double t = km_bench_measure(b, enqueue_scatter, &c, &w);
   if (t <= 0) return;
@@ -614,7 +600,8 @@ static void run_scatter(km_bench *b, const void *params) {
 #define CONTIG(dir_s, dir_e, mem_s, mem_e, size_s, size_v, flags_, tok_)                                      \
   {"offload/" dir_s "/" mem_s "/" size_s, "offload",                                                         \
    dir_s " of one contiguous " size_s " buffer, " mem_s " host memory on the GPU's nearest NUMA node",        \
-   run_contig, &(const off_contig){dir_e, mem_e, OFF_NEAR, size_v, tok_}, KM_OFF_H | (flags_), NULL}
+   run_contig, &(const off_contig){dir_e, mem_e, OFF_NEAR, size_v, tok_}, KM_OFF_H | (flags_), NULL,           \
+   &(const km_sweep){"offload/" dir_s "/" mem_s}}
 
 #define CONTIG_FAR(dir_s, dir_e, size_s, size_v)                                                             \
   {"offload/" dir_s "/pinned/" size_s "/far_node", "offload",                                                \
@@ -624,7 +611,8 @@ static void run_scatter(km_bench *b, const void *params) {
 #define FIT(dir_s, dir_e, mem_s, mem_e, flags_)                                                              \
   {"offload/fit/" dir_s "/" mem_s, "offload",                                                                \
    "latency-bandwidth fit t = alpha + bytes/beta of single " dir_s " copies, 4 KiB..64 MiB, " mem_s " memory", \
-   run_fit, &(const off_fit){dir_e, mem_e}, KM_OFF_H | (flags_), NULL}
+   run_fit, &(const off_fit){dir_e, mem_e}, KM_OFF_H | (flags_), NULL,                                         \
+   &(const km_sweep){"offload/fit/" dir_s "/" mem_s, .stages = fit_stage_names}}
 
 #define BASE_NAME(dir_s, bs_s, n_s) "baseline/offload/scatter/" dir_s "/memcpy_per_block/" bs_s "/n" n_s
 

@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "check.h"
 #include "fill.h"
+#include "kernel_path.h"
 #include "micro_tables.h"
 #include "paged_baselines.h"
 #include "paged_gather.h"
@@ -46,6 +47,7 @@ typedef struct paged_params {
 
 typedef struct paged_run {
   paged_op op;
+  int sms;         /* the bulk gather's grid: kCtasPerSm CTAs per SM */
   km_paged_geom g; /* the timed instance */
   unsigned char *pool, *out;
   int32_t *table;      /* device */
@@ -63,7 +65,7 @@ typedef struct paged_run {
 static cudaError_t enqueue_geom(const paged_run *r, const km_paged_geom *g, cudaStream_t s) {
   switch (r->op) {
     case PAGED_GATHER: return km_paged_gather(g, r->pool, r->table, r->out, s);
-    case PAGED_GATHER_BULK: return km_paged_gather_bulk(g, r->pool, r->table, r->out, s);
+    case PAGED_GATHER_BULK: return km_paged_gather_bulk(g, r->pool, r->table, r->out, r->sms, s);
     case PAGED_READ: return km_paged_read_sum(g, r->pool, r->table, r->sums, s);
     case PAGED_MEMCPY_PER_BLOCK: return km_paged_memcpy_per_block(g, r->pool, r->host_table, r->out, s);
     case PAGED_CUB_BATCHED:
@@ -131,9 +133,16 @@ static void setup(km_bench *b, const paged_params *p, paged_run *r) {
                   r->g.head_dim, r->g.elem_bytes);
     return;
   }
-  if (p->op == PAGED_GATHER_BULK && !km_paged_bulk_supported(&r->g)) {
-    km_bench_skip(b, "bulk copies need compute capability 9.0 and 16-byte pieces that divide or are divided by 16 KiB");
-    return;
+  if (p->op == PAGED_GATHER_BULK) {
+    if (!km_paged_bulk_shape_ok(&r->g)) {
+      km_bench_skip(b, "bulk copies need 16-byte pieces that divide or are divided by 16 KiB; these are %llu bytes",
+                    (unsigned long long)km_paged_piece_bytes(&r->g));
+      return;
+    }
+    km_kernel_image img;
+    cudaError_t e = km_paged_bulk_setup(&img);
+    if (!km_kernel_path_usable(b, e, &img, KM_BULK_MIN_ARCH, "bulk copies")) return;
+    r->sms = km_bench_device(b)->multiProcessorCount;
   }
   size_t entries = (size_t)r->g.num_seqs * (size_t)r->g.blocks_per_seq;
   size_t pool_bytes = (size_t)r->g.num_blocks * km_paged_block_bytes(&r->g);

@@ -1,10 +1,14 @@
-/* The ceilings as benchmarks: device-to-device cudaMemcpyAsync (the reference every GPU row is a
- * share of), and SM kernels that copy, only read, and only write with 16-byte vectors. */
+/* The ceilings as benchmarks: device-to-device cudaMemcpyAsync (the copy ceiling), and SM kernels that
+ * copy, only read, and only write with 16-byte vectors. The read and write kernels are also declared as
+ * the start-up read-only and write-only ceilings (roofline_ceilings below). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ceiling.h"
 #include "check.h"
 #include "fill.h"
+#include "kernel_path.h"
 #include "micro_tables.h"
 #include "roofline.h"
 #include "verify.h"
@@ -85,10 +89,10 @@ static void run_roofline(km_bench *b, const void *params) {
   r.shape = p->shape;
   r.bytes = roof_bytes(b);
   r.sms = km_bench_device(b)->multiProcessorCount;
-  if (p->shape == KM_COPY_BULK && km_bench_device(b)->major < 9) {
-    km_bench_skip(b, "bulk copies need compute capability 9.0, this device is %d.%d", km_bench_device(b)->major,
-                  km_bench_device(b)->minor);
-    return;
+  if (p->shape == KM_COPY_BULK) {
+    km_kernel_image img;
+    cudaError_t e = km_copy_bulk_setup(&img);
+    if (!km_kernel_path_usable(b, e, &img, KM_BULK_MIN_ARCH, "bulk copies")) return;
   }
   if (p->kind != ROOF_SM_WRITE) r.src = km_bench_device_alloc(b, r.bytes);
   if (p->kind != ROOF_SM_READ) r.dst = km_bench_device_alloc(b, r.bytes);
@@ -138,4 +142,65 @@ static const km_case roofline_cases[] = {
      &p_copy_shape[7], 0, "roofline/d2d_memcpy"},
 };
 
-const km_case_table km_roofline_table = {roofline_cases, sizeof roofline_cases / sizeof roofline_cases[0]};
+/* ---- the start-up ceilings: each kernel checked on its own launch before it is timed */
+static cudaError_t ceiling_read(void *dst, const void *src, size_t bytes, void *scratch, int sms, cudaStream_t s) {
+  return km_read_xor(src, bytes, scratch, sms, s);
+}
+
+static cudaError_t ceiling_write(void *dst, const void *src, size_t bytes, void *scratch, int sms, cudaStream_t s) {
+  return km_write_pattern(dst, bytes, kPattern, sms, s);
+}
+
+/* A device buffer copied to a host one the caller frees; NULL with the reason in err. */
+static void *to_host_copy(const void *dev, size_t bytes, cudaStream_t s, char *err, size_t errlen) {
+  void *h = malloc(bytes ? bytes : 1);
+  cudaError_t e = h ? cudaMemcpyAsync(h, dev, bytes, cudaMemcpyDeviceToHost, s) : cudaErrorMemoryAllocation;
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e == cudaSuccess) return h;
+  snprintf(err, errlen, "copying %zu bytes back: %s", bytes, cudaGetErrorString(e));
+  free(h);
+  return NULL;
+}
+
+static int check_read(const void *dst, const void *src, size_t bytes, const void *scratch, cudaStream_t s, char *err,
+                      size_t errlen) {
+  unsigned long long got = 0;
+  void *h = to_host_copy(src, bytes, s, err, errlen);
+  if (!h) return -1;
+  unsigned long long want = cpu_xor(h, bytes);
+  free(h);
+  cudaError_t e = cudaMemcpyAsync(&got, scratch, sizeof got, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) {
+    snprintf(err, errlen, "reading the result: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  if (got == want) return 0;
+  snprintf(err, errlen, "xor of every 64-bit word: got %016llx, want %016llx", got, want);
+  return -1;
+}
+
+static int check_write(const void *dst, const void *src, size_t bytes, const void *scratch, cudaStream_t s, char *err,
+                       size_t errlen) {
+  unsigned char *h = to_host_copy(dst, bytes, s, err, errlen);
+  if (!h) return -1;
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < bytes / 8; i++)
+    if (memcmp(h + 8 * i, &kPattern, 8) != 0 && bad++ == 0) first = i;
+  free(h);
+  if (bad == 0) return 0;
+  snprintf(err, errlen, "%zu of %zu words are not the pattern (first at byte %zu)", bad, bytes / 8, 8 * first);
+  return -1;
+}
+
+static const km_ceiling_kernel roofline_ceiling_kernels[] = {
+    {"read_xor (kernels/roofline.cu: 16-byte streaming loads, XOR per warp)", KM_TRAFFIC_READ, ceiling_read,
+     check_read},
+    {"write_pattern (kernels/roofline.cu: 16-byte streaming stores)", KM_TRAFFIC_WRITE, ceiling_write, check_write},
+};
+static const km_ceiling_set roofline_ceilings = {
+    roofline_ceiling_kernels, sizeof roofline_ceiling_kernels / sizeof roofline_ceiling_kernels[0],
+    km_fill_random_bits};
+
+const km_case_table km_roofline_table = {roofline_cases, sizeof roofline_cases / sizeof roofline_cases[0],
+                                         &roofline_ceilings};

@@ -647,26 +647,34 @@ static void run_sparse(km_bench *b, const void *params) {
  * Pipeline: context 4K..128K at budget 2,048 (b16 and b1, for the break-even), budgets 256..8,192 at
  * 128K b16, batch 1/4/16/64 at 128K; each with its dense row. Stages at the target points. */
 #define PARAMS(kind, ctx, bud, bat, rows, pages, k) (&(const sparse_params){kind, ctx, bud, bat, rows, pages, k})
+/* the series a row is a point of, for --params: the model's terms over the row's coordinates */
+#define SWEEP(series, model, ...) (&(const km_sweep){series, __VA_ARGS__, model}) /* ...: {axes}, {coordinates} */
 #define PIPE(ctx, bud, bat, fl)                                                                            \
   {"sparse/pipeline/ctx" #ctx "/budget" #bud "/b" #bat, "sparse_read",                                     \
    "score + top-k + gather of the selected pages for one decode step", run_sparse,                          \
-   PARAMS(SP_PIPELINE, ctx, bud, bat, 0, 0, 0), fl, "sparse/dense/ctx" #ctx "/b" #bat}
+   PARAMS(SP_PIPELINE, ctx, bud, bat, 0, 0, 0), fl, "sparse/dense/ctx" #ctx "/b" #bat,                        \
+   SWEEP("sparse/pipeline", "batch*context + batch*budget", {"batch", "context", "budget"}, {bat, ctx, bud})}
 #define DENSE(ctx, bat, fl)                                                                                 \
   {"sparse/dense/ctx" #ctx "/b" #bat, "sparse_read", "dense read of every page of K and V (what the sparse " \
-   "path avoids)", run_sparse, PARAMS(SP_DENSE, ctx, 0, bat, 0, 0, 0), fl, NULL}
+   "path avoids)", run_sparse, PARAMS(SP_DENSE, ctx, 0, bat, 0, 0, 0), fl, NULL,                              \
+   SWEEP("sparse/dense", "batch*context", {"batch", "context"}, {bat, ctx})}
 #define TOPK(r, p, k, fl)                                                                                   \
   {"sparse/topk/r" #r "/p" #p "/k" #k, "sparse_read", "radix-select top-k pages per (sequence, KV head)",    \
-   run_sparse, PARAMS(SP_TOPK, 0, 0, 0, r, p, k), fl, "baseline/sparse/cub_sort_topk/r" #r "/p" #p "/k" #k}
+   run_sparse, PARAMS(SP_TOPK, 0, 0, 0, r, p, k), fl, "baseline/sparse/cub_sort_topk/r" #r "/p" #p "/k" #k,   \
+   SWEEP("sparse/topk", "rows*pages", {"rows", "pages"}, {r, p})}
 #define CUB(r, p, k, fl)                                                                                    \
   {"baseline/sparse/cub_sort_topk/r" #r "/p" #p "/k" #k, "sparse_read",                                     \
    "cub::DeviceSegmentedRadixSort descending, then the first k", run_sparse,                                \
-   PARAMS(SP_CUB_TOPK, 0, 0, 0, r, p, k), KM_CASE_BASELINE | (fl), NULL}
+   PARAMS(SP_CUB_TOPK, 0, 0, 0, r, p, k), KM_CASE_BASELINE | (fl), NULL,                                      \
+   SWEEP("baseline/sparse/cub_sort_topk", "rows*pages", {"rows", "pages"}, {r, p})}
 #define READ(ctx, bud, bat, fl)                                                                             \
   {"sparse/read/ctx" #ctx "/budget" #bud "/b" #bat, "sparse_read", "gather of the selected pages' K and V",  \
-   run_sparse, PARAMS(SP_READ, ctx, bud, bat, 0, 0, 0), fl, NULL}
+   run_sparse, PARAMS(SP_READ, ctx, bud, bat, 0, 0, 0), fl, NULL,                                             \
+   SWEEP("sparse/read", "batch*budget", {"batch", "budget"}, {bat, bud})}
 #define SCORE(ctx, bat, fl)                                                                                 \
   {"sparse/score/ctx" #ctx "/b" #bat, "sparse_read", "page scores from min/max summaries, GQA group summed",  \
-   run_sparse, PARAMS(SP_SCORE, ctx, 0, bat, 0, 0, 0), fl, NULL}
+   run_sparse, PARAMS(SP_SCORE, ctx, 0, bat, 0, 0, 0), fl, NULL,                                             \
+   SWEEP("sparse/score", "batch*context", {"batch", "context"}, {bat, ctx})}
 #define RECALL(ctx, bud, fl)                                                                                \
   {"sparse/recall/ctx" #ctx "/budget" #bud "/b1", "sparse_read",                                           \
    "pipeline on planted high-attention tokens: share of softmax mass selected", run_sparse,                 \
@@ -684,12 +692,20 @@ static const km_case sparse_cases[] = {
     TOPK(512, 8192, 16, 0),
     TOPK(512, 8192, 512, 0),
     TOPK(512, 2048, 128, 0),
+    TOPK(512, 4096, 128, 0),
+    TOPK(512, 16384, 128, 0),
+    TOPK(128, 2048, 128, 0),
     TOPK(128, 8192, 128, 0),
     TOPK(128, 16384, 128, 0),
+    /* the sort baseline at every page count of the k = 128 sweeps, so each is a line beside the top-k's */
     CUB(32, 256, 16, KM_CASE_QUICK),
-    CUB(512, 8192, 128, 0),
     CUB(512, 2048, 128, 0),
+    CUB(512, 4096, 128, 0),
+    CUB(512, 8192, 128, 0),
+    CUB(512, 16384, 128, 0),
+    CUB(128, 2048, 128, 0),
     CUB(128, 8192, 128, 0),
+    CUB(128, 16384, 128, 0),
     READ(4096, 256, 1, KM_CASE_QUICK),
     READ(131072, 256, 16, 0),
     READ(131072, 2048, 16, KM_CASE_REPRESENTATIVE),

@@ -1,13 +1,17 @@
 /* Side-by-side comparison of two result files. Ratios are B over A throughout; a row that did not
- * run on one side keeps its measured cells and leaves the ratios empty, with the reason in "note". */
+ * run on one side keeps its measured cells and leaves the ratios empty, with the reason in "note". A
+ * row whose medians are more than 3% apart is flagged, with both sides' measured GPU state and what
+ * differs between them (reports/row_state.h): evidence, never a guess from the case's name. */
 #include "compare.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "row_state.h"
+
 enum { C_CASE, C_A_US, C_B_US, C_TIME_RATIO, C_A_GBPS, C_B_GBPS, C_GBPS_RATIO, C_A_PCT, C_B_PCT, C_SHARE_RATIO,
-       C_NOTE, C_COUNT };
+       C_FLAG, C_A_STATE, C_B_STATE, C_DIFFERS, C_NOTE, C_COUNT };
 
 static const km_column compare_cols[C_COUNT] = {
     {"case", "case", 0},
@@ -20,6 +24,10 @@ static const km_column compare_cols[C_COUNT] = {
     {"a_pct_of_ceiling", "A % own ceiling", 1},
     {"b_pct_of_ceiling", "B % own ceiling", 1},
     {"share_ratio", "share B/A", 1},
+    {"flag", "> 3% apart", 0},
+    {"a_state", "A GPU state", 0},
+    {"b_state", "B GPU state", 0},
+    {"differs", "measured difference", 0},
     {"note", "note", 0},
 };
 
@@ -36,11 +44,33 @@ static void side_note(const km_result *row, const char *side, char *buf, size_t 
   if (what) snprintf(buf + used, len - used, "%s%s %s", used ? "; " : "", side, what);
 }
 
+/* The row's share of its own run's ceiling: the class share micro wrote, else (older files) GB/s over
+ * the file's copy ceiling. */
+static double own_share(const km_run_file *f, const km_result *row) {
+  double own = km_result_counter(row, km_result_counter(row, "host_link") == 1.0 ? "pct_of_host_copy" : "pct_of_ceiling");
+  if (isfinite(own) || km_result_counter(row, "l2_resident") == 1.0) return own;
+  return 100.0 * km_run_row_gbps(row) / f->ceiling_gbps;
+}
+
+/* Flag rows more than KM_COMPARE_FLAG_RATIO apart and say what was measured on both sides. */
+static void fill_state(km_table *t, size_t k, const km_result *ra, const km_result *rb, double ta, double tb) {
+  char sa[192], sb[192], diff[512];
+  if (ra->error || ra->skipped || rb->error || rb->skipped) return;
+  km_row_state_text(ra, sa, sizeof sa);
+  km_row_state_text(rb, sb, sizeof sb);
+  km_table_set_text(t, k, C_A_STATE, sa);
+  km_table_set_text(t, k, C_B_STATE, sb);
+  if (!(ta > 0 && tb > 0) || fabs(tb / ta - 1.0) <= KM_COMPARE_FLAG_RATIO) return;
+  km_table_set_text(t, k, C_FLAG, tb > ta ? "B slower" : "B faster");
+  km_row_state_differences(ra, rb, diff, sizeof diff);
+  km_table_set_text(t, k, C_DIFFERS, diff);
+}
+
 static void fill_row(km_table *t, size_t k, const km_run_file *a, const km_result *ra, const km_run_file *b,
                      const km_result *rb) {
   double ta = km_run_row_time_us(ra), tb = km_run_row_time_us(rb);
   double ga = km_run_row_gbps(ra), gb = km_run_row_gbps(rb);
-  double pa = 100.0 * ga / a->ceiling_gbps, pb = 100.0 * gb / b->ceiling_gbps;
+  double pa = own_share(a, ra), pb = own_share(b, rb);
   km_table_set_text(t, k, C_CASE, ra->name);
   km_table_set_number(t, k, C_A_US, ta, time_decimals(ta));
   km_table_set_number(t, k, C_B_US, tb, time_decimals(tb));
@@ -51,6 +81,7 @@ static void fill_row(km_table *t, size_t k, const km_run_file *a, const km_resul
   km_table_set_number(t, k, C_A_PCT, pa, 1);
   km_table_set_number(t, k, C_B_PCT, pb, 1);
   set_ratio(t, k, C_SHARE_RATIO, pb, pa);
+  fill_state(t, k, ra, rb, ta, tb);
   char note[128] = "";
   side_note(ra, "A", note, sizeof note);
   side_note(rb, "B", note, sizeof note);
@@ -108,7 +139,7 @@ static void append_unmatched(km_table *t, const km_run_file *from, const km_run_
     km_table_set_text(t, k, C_CASE, row->name);
     km_table_set_number(t, k, is_b ? C_B_US : C_A_US, us, time_decimals(us));
     km_table_set_number(t, k, is_b ? C_B_GBPS : C_A_GBPS, g, 1);
-    km_table_set_number(t, k, is_b ? C_B_PCT : C_A_PCT, 100.0 * g / from->ceiling_gbps, 1);
+    km_table_set_number(t, k, is_b ? C_B_PCT : C_A_PCT, own_share(from, row), 1);
     km_table_set_text(t, k, C_NOTE, note);
   }
 }
@@ -139,12 +170,27 @@ static int print_json(const km_run_file *a, const km_run_file *b, const km_table
   return s ? 0 : -1;
 }
 
+static const char *gpu_text(const km_run_file *f, const char *key) {
+  const cJSON *v = f->gpu ? cJSON_GetObjectItemCaseSensitive(f->gpu, key) : NULL;
+  return cJSON_IsString(v) ? v->valuestring : "unknown";
+}
+
+static double ceiling_of(const km_run_file *f, const char *cls) {
+  const cJSON *c = f->gpu ? cJSON_GetObjectItemCaseSensitive(f->gpu, "ceilings") : NULL;
+  const cJSON *v = c ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, cls), "gbps") : NULL;
+  return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : NAN;
+}
+
 static void print_side(const km_run_file *f, const char *side, int markdown, FILE *out) {
-  fprintf(out, "%s%s: %s: %s, ceiling ", markdown ? "- " : "", side, f->path, f->gpu_name);
+  fprintf(out, "%s%s: %s: %s (UUID %s, driver %s), ceiling ", markdown ? "- " : "", side, f->path, f->gpu_name,
+          gpu_text(f, "uuid"), gpu_text(f, "driver_release"));
   if (isfinite(f->ceiling_gbps))
-    fprintf(out, "%.0f GB/s\n", f->ceiling_gbps);
+    fprintf(out, "%.0f GB/s copy", f->ceiling_gbps);
   else
-    fprintf(out, "unknown (no context.gpu.ceiling_gbps: shares left empty)\n");
+    fprintf(out, "unknown (no context.gpu.ceiling_gbps: shares left empty)");
+  double r = ceiling_of(f, "read"), w = ceiling_of(f, "write");
+  if (isfinite(r) && isfinite(w)) fprintf(out, ", %.0f read, %.0f write", r, w);
+  fputc('\n', out);
 }
 
 int km_compare_print(const km_run_file *a, const km_run_file *b, km_format f, FILE *out) {

@@ -2,21 +2,66 @@
  * the data files and gnuplot script written for them. Running gnuplot is in plot_gnuplot.c. */
 #include "plot.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output_file.h"
 
-typedef void (*collect_fn)(const km_result *row, km_plot_chart *c);
+/* Which value of a row a chart plots. */
+typedef enum plot_y { Y_GBPS = 0, Y_TIME_US, Y_COUNT } plot_y;
+
+/* Rows whose name matches `pattern` become points of the series named by `series`. A pattern is
+ * '/'-separated segments: a literal, '*' (any one segment), or a literal prefix then {x} (the rest of the
+ * segment is the point's x: a number or a size such as 64KiB), {s} (the rest is a series part, {1}..{3}
+ * in `series`, {^1} in capitals), or {l} as the last segment (the rest of the name is the bar's label). */
+typedef struct feed {
+  const char *pattern, *series;
+  int baseline; /* drawn dashed: what a user would use instead */
+} feed;
+
+/* A row drawn as a reference line: its value, titled `title` and the value. */
+typedef struct ref_row {
+  const char *name, *title;
+} ref_row;
+
+enum { MAX_FEEDS = 4, MAX_REF_ROWS = 2, MAX_PARTS = 3, PART_MAX = 64 };
 
 typedef struct chart_def {
-  const char *stem, *title, *xlabel, *ylabel, *needs;
-  int logx, bars, x_is_bytes, with_ceiling;
-  const char *prefer; /* when some points' labels contain this, only those are kept */
-  collect_fn collect;
+  const char *stem, *title, *xlabel, *ylabel;
+  plot_y y;
+  int logx, logy, bars, x_is_bytes, with_ceiling, with_link;
+  const char *prefer; /* bars: when some labels contain this, only those are kept */
+  feed feeds[MAX_FEEDS];
+  ref_row refs[MAX_REF_ROWS];
 } chart_def;
+
+#define SCATTER_FEEDS(dir)                                                                                \
+  {{"offload/scatter/" dir "/{s}/{x}/*", "{1}", 0}, {"baseline/offload/scatter/" dir "/{s}/{x}/*", "{1} (baseline)", 1}}
+
+static const chart_def chart_defs[KM_PLOT_CHART_COUNT] = {
+    {"gather_block_size", "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)",
+     "block size (tokens)", "GB/s (read + written)", Y_GBPS, 2, 0, 0, 0, 1, 0, NULL,
+     {{"paged/gather/{s}/bs{x}/d128/h8/bf16/random", "{^1} layout", 0}}, {{NULL, NULL}}},
+    {"offload_size", "Host <-> device copies: GB/s vs transfer size (pinned host memory)", "transfer size",
+     "GB/s", Y_GBPS, 2, 0, 0, 1, 0, 1, NULL, {{"offload/{s}/pinned/{x}", "{^1} pinned", 0}}, {{NULL, NULL}}},
+    {"offload_scatter_h2d", "Scattered KV blocks to the GPU (H2D, 64 MiB in all): GB/s vs block size",
+     "block size", "GB/s", Y_GBPS, 2, 0, 0, 1, 0, 1, NULL, SCATTER_FEEDS("h2d"),
+     {{"offload/h2d/pinned/64MiB", "contiguous copy of 64 MiB"}}},
+    {"offload_scatter_d2h", "Scattered KV blocks to the host (D2H, 64 MiB in all): GB/s vs block size",
+     "block size", "GB/s", Y_GBPS, 2, 0, 0, 1, 0, 1, NULL, SCATTER_FEEDS("d2h"),
+     {{"offload/d2h/pinned/64MiB", "contiguous copy of 64 MiB"}}},
+    {"topk_pages", "Top-k page selection: time vs pages, against the baselines", "pages per row",
+     "median time (us)", Y_TIME_US, 2, 10, 0, 0, 0, 0, NULL,
+     {{"sparse/topk/r{s}/p{x}/k{s}", "radix select, {1} rows, k = {2}", 0},
+      {"baseline/sparse/{s}/r{s}/p{x}/k{s}", "{1}, {2} rows, k = {3}", 1}},
+     {{NULL, NULL}}},
+    {"quant_formats", "KV quantization: GB/s per format (head_dim 128 where present)", "GB/s (read + written)", "",
+     Y_GBPS, 0, 0, 1, 0, 1, 0, "/d128", {{"quant/{l}", "GB/s", 0}}, {{NULL, NULL}}},
+};
 
 static char *dup_label(const char *s) {
   size_t n = strlen(s) + 1;
@@ -25,7 +70,7 @@ static char *dup_label(const char *s) {
   return d;
 }
 
-static void add_point(km_plot_chart *c, const char *series, double x, double y, const char *label) {
+static void add_point(km_plot_chart *c, const char *series, int baseline, double x, double y, const char *label) {
   size_t s = 0;
   while (s < c->nseries && strcmp(c->series[s].title, series) != 0) s++;
   if (s == KM_PLOT_MAX_SERIES) return; /* more series than a chart can show legibly */
@@ -33,6 +78,7 @@ static void add_point(km_plot_chart *c, const char *series, double x, double y, 
   if (s == c->nseries) {
     memset(p, 0, sizeof *p);
     snprintf(p->title, sizeof p->title, "%s", series);
+    p->baseline = baseline;
     c->nseries++;
   }
   if (p->n == p->cap) {
@@ -52,55 +98,126 @@ static void add_point(km_plot_chart *c, const char *series, double x, double y, 
   p->n++;
 }
 
-/* A name matches a pattern exactly when sscanf consumed it to the end (%n set at the last byte). */
-static int whole(const char *name, int consumed) { return consumed > 0 && name[consumed] == '\0'; }
+typedef struct match {
+  int has_x;
+  double x;
+  size_t nparts;
+  char parts[MAX_PARTS][PART_MAX];
+  const char *label; /* {l}: points into the name */
+} match;
 
-static void collect_gather(const km_result *row, km_plot_chart *c) {
-  char layout[4] = "";
-  unsigned bs = 0;
-  int n = 0;
-  sscanf(row->name, "paged/gather/%3[a-z]/bs%u/d128/h8/bf16/random%n", layout, &bs, &n);
-  if (!whole(row->name, n) || (strcmp(layout, "nhd") && strcmp(layout, "hnd"))) return;
-  add_point(c, strcmp(layout, "nhd") == 0 ? "NHD layout" : "HND layout", bs, km_run_row_gbps(row), NULL);
+/* One pattern segment [p, pe) against one name segment [n, ne). */
+static int match_segment(const char *p, const char *pe, const char *n, const char *ne, match *m) {
+  if (pe - p == 1 && *p == '*') return 1;
+  const char *brace = memchr(p, '{', (size_t)(pe - p));
+  size_t lit = brace ? (size_t)(brace - p) : (size_t)(pe - p);
+  if ((size_t)(ne - n) < lit || memcmp(p, n, lit) != 0) return 0;
+  if (!brace) return (size_t)(ne - n) == lit;
+  char rest[PART_MAX];
+  snprintf(rest, sizeof rest, "%.*s", (int)(ne - n - (ptrdiff_t)lit), n + lit);
+  if (pe - brace == 3 && brace[1] == 'x') {
+    m->has_x = 1;
+    return rest[0] && km_report_parse_bytes(rest, &m->x) == 0;
+  }
+  if (pe - brace == 3 && brace[1] == 's' && m->nparts < MAX_PARTS && rest[0]) {
+    snprintf(m->parts[m->nparts++], PART_MAX, "%s", rest);
+    return 1;
+  }
+  return 0;
 }
 
-static void collect_offload(const km_result *row, km_plot_chart *c) {
-  char dir[4] = "", size[32] = "";
-  int n = 0;
-  double bytes = 0;
-  sscanf(row->name, "offload/%3[a-z0-9]/pinned/%31[^/]%n", dir, size, &n);
-  if (!whole(row->name, n) || km_report_parse_bytes(size, &bytes)) return;
-  if (strcmp(dir, "h2d") == 0) add_point(c, "H2D pinned", bytes, km_run_row_gbps(row), NULL);
-  if (strcmp(dir, "d2h") == 0) add_point(c, "D2H pinned", bytes, km_run_row_gbps(row), NULL);
+/* The whole name against the pattern (see feed). */
+static int match_name(const char *pattern, const char *name, match *m) {
+  memset(m, 0, sizeof *m);
+  const char *p = pattern, *n = name;
+  for (;;) {
+    const char *pe = p + strcspn(p, "/"), *ne = n + strcspn(n, "/");
+    if (pe - p == 3 && strncmp(p, "{l}", 3) == 0 && !*pe) {
+      m->label = n;
+      return *n != '\0';
+    }
+    if (!match_segment(p, pe, n, ne, m)) return 0;
+    if (!*pe || !*ne) return !*pe && !*ne;
+    p = pe + 1, n = ne + 1;
+  }
 }
 
-static void collect_topk(const km_result *row, km_plot_chart *c) {
-  unsigned r = 0, p = 0, k = 0;
-  int n = 0;
-  char series[96];
-  sscanf(row->name, "sparse/topk/r%u/p%u/k%u%n", &r, &p, &k, &n);
-  if (!whole(row->name, n)) return;
-  snprintf(series, sizeof series, "%u rows, k = %u", r, k);
-  add_point(c, series, p, km_run_row_time_us(row), NULL);
+/* The series title: the template with {1}..{3} (or {^1}.. in capitals) replaced by the parts. */
+static void series_title(const char *tmpl, const match *m, char *buf, size_t len) {
+  size_t o = 0;
+  for (const char *t = tmpl; *t && o + 1 < len; t++) {
+    int upper = t[0] == '{' && t[1] == '^';
+    const char *d = t + 1 + upper;
+    if (t[0] == '{' && *d >= '1' && *d <= '0' + MAX_PARTS && d[1] == '}' && (size_t)(*d - '1') < m->nparts) {
+      for (const char *q = m->parts[*d - '1']; *q && o + 1 < len; q++)
+        buf[o++] = upper ? (char)toupper((unsigned char)*q) : *q;
+      t = d + 1;
+    } else {
+      buf[o++] = *t;
+    }
+  }
+  buf[o] = '\0';
 }
 
-static void collect_quant(const km_result *row, km_plot_chart *c) {
-  if (strncmp(row->name, "quant/", 6) != 0) return;
-  km_plot_series *s = c->nseries ? &c->series[0] : NULL;
-  add_point(c, "GB/s", s ? (double)s->n : 0.0, km_run_row_gbps(row), row->name + 6);
+static double row_value(const km_result *row, plot_y y) {
+  return y == Y_TIME_US ? km_run_row_time_us(row) : km_run_row_gbps(row);
 }
 
-static const chart_def chart_defs[KM_PLOT_CHART_COUNT] = {
-    {"gather_block_size", "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)",
-     "block size (tokens)", "GB/s (read + written)", "paged/gather/{nhd,hnd}/bs*/d128/h8/bf16/random", 2, 0, 0, 1,
-     NULL, collect_gather},
-    {"offload_size", "Host <-> device copies: GB/s vs transfer size (pinned host memory)", "transfer size",
-     "GB/s", "offload/{h2d,d2h}/pinned/SIZE", 2, 0, 1, 0, NULL, collect_offload},
-    {"topk_pages", "Top-k page selection: time vs pages", "pages per row", "median time (us)",
-     "sparse/topk/r*/p*/k*", 2, 0, 0, 0, NULL, collect_topk},
-    {"quant_formats", "KV quantization: GB/s per format (head_dim 128 where present)", "", "GB/s (read + written)",
-     "quant/*", 0, 1, 0, 1, "/d128", collect_quant},
-};
+static void collect_row(const chart_def *d, const km_result *row, km_plot_chart *c) {
+  for (size_t f = 0; f < MAX_FEEDS && d->feeds[f].pattern; f++) {
+    match m;
+    if (!match_name(d->feeds[f].pattern, row->name, &m)) continue;
+    char series[96];
+    series_title(d->feeds[f].series, &m, series, sizeof series);
+    double y = row_value(row, d->y);
+    if (!isfinite(y)) return;
+    int base = d->feeds[f].baseline;
+    if (d->bars)
+      add_point(c, series, base, c->nseries ? (double)c->series[0].n : 0.0, y, m.label);
+    else if (m.has_x)
+      add_point(c, series, base, m.x, y, NULL);
+    return;
+  }
+}
+
+static void add_ref(km_plot_chart *c, double y, const char *fmt, const char *what) {
+  if (!isfinite(y) || y <= 0 || c->nrefs == KM_PLOT_MAX_REFS) return;
+  km_plot_ref *r = &c->refs[c->nrefs++];
+  r->y = y;
+  snprintf(r->title, sizeof r->title, fmt, what, y);
+}
+
+/* The feeds' patterns as a reader writes them: {x} as N, {s} and {l} as a star. */
+static void needs_text(const chart_def *d, char *buf, size_t len) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (size_t f = 0; f < MAX_FEEDS && d->feeds[f].pattern && o + 1 < len; f++) {
+    if (f) o += (size_t)snprintf(buf + o, len - o, " or ");
+    for (const char *p = d->feeds[f].pattern; *p && o + 1 < len; p++) {
+      if (p[0] == '{' && p[1] && p[2] == '}') {
+        buf[o++] = p[1] == 'x' ? 'N' : '*';
+        p += 2;
+      } else {
+        buf[o++] = *p;
+      }
+    }
+    buf[o < len ? o : len - 1] = '\0';
+  }
+}
+
+static void set_up_chart(const chart_def *d, const km_run_file *f, km_plot_chart *ch) {
+  memset(ch, 0, sizeof *ch);
+  ch->stem = d->stem, ch->title = d->title, ch->xlabel = d->xlabel, ch->ylabel = d->ylabel;
+  ch->logx = d->logx, ch->logy = d->logy, ch->bars = d->bars, ch->x_is_bytes = d->x_is_bytes;
+  snprintf(ch->subtitle, sizeof ch->subtitle, "%s, kvmicro revision %s", f->gpu_name, f->revision);
+  needs_text(d, ch->needs, sizeof ch->needs);
+  if (d->with_ceiling) add_ref(ch, f->ceiling_gbps, "%s %.0f GB/s", "copy ceiling");
+  if (d->with_link) add_ref(ch, f->link_gbps, "%s %.1f GB/s", "PCIe link, each direction");
+  for (size_t r = 0; r < MAX_REF_ROWS && d->refs[r].name; r++) {
+    const km_result *row = km_results_find(&f->results, d->refs[r].name);
+    if (row) add_ref(ch, row_value(row, d->y), "%s: %.1f GB/s", d->refs[r].title);
+  }
+}
 
 static void sort_series(km_plot_series *s) {
   for (size_t i = 1; i < s->n; i++) /* insertion sort: a sweep has a few dozen points */
@@ -132,14 +249,11 @@ void km_plot_collect(const km_run_file *f, km_plot_chart charts[KM_PLOT_CHART_CO
   for (size_t c = 0; c < KM_PLOT_CHART_COUNT; c++) {
     const chart_def *d = &chart_defs[c];
     km_plot_chart *ch = &charts[c];
-    memset(ch, 0, sizeof *ch);
-    ch->stem = d->stem, ch->title = d->title, ch->xlabel = d->xlabel, ch->ylabel = d->ylabel, ch->needs = d->needs;
-    ch->logx = d->logx, ch->bars = d->bars, ch->x_is_bytes = d->x_is_bytes;
-    ch->ceiling_gbps = d->with_ceiling ? f->ceiling_gbps : NAN;
+    set_up_chart(d, f, ch);
     for (size_t i = 0; i < f->results.count; i++) {
       const km_result *row = &f->results.rows[i];
       /* a row that did not run has no y: leaving it out keeps the line through the measured points */
-      if (km_run_row_is_primary(&f->results, row) && !row->error && !row->skipped) d->collect(row, ch);
+      if (km_run_row_is_primary(&f->results, row) && !row->error && !row->skipped) collect_row(d, row, ch);
     }
     for (size_t s = 0; s < ch->nseries; s++) {
       if (d->prefer) keep_preferred(&ch->series[s], d->prefer);
@@ -188,9 +302,17 @@ static void tb_printf(text_buf *t, const char *fmt, ...) {
   t->n += (size_t)need;
 }
 
+/* A string for gnuplot's double quotes: backslash and quote escaped, so a GPU name cannot break the script. */
+static void gp_string(text_buf *t, const char *s) {
+  tb_printf(t, "\"");
+  for (; *s; s++) tb_printf(t, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+  tb_printf(t, "\"");
+}
+
 /* gnuplot's data format: one block per series, blocks separated by two blank lines (plot ... index i). */
 static void data_text(const km_plot_chart *c, const char *source, text_buf *t) {
-  tb_printf(t, "# kvmicro: %s\n# source: %s\n", c->title, source);
+  tb_printf(t, "# kvmicro: %s\n# run: %s\n# source: %s\n", c->title, c->subtitle, source);
+  for (size_t r = 0; r < c->nrefs; r++) tb_printf(t, "# line: %s\n", c->refs[r].title);
   for (size_t s = 0; s < c->nseries; s++) {
     const km_plot_series *p = &c->series[s];
     tb_printf(t, "%s# series %zu: %s\n# x y%s\n", s ? "\n\n" : "", s, p->title, c->bars ? " label" : "");
@@ -201,49 +323,85 @@ static void data_text(const km_plot_chart *c, const char *source, text_buf *t) {
   }
 }
 
-/* y from 0, with headroom above the ceiling line (or the bars) so neither hides under the border or key. */
-static void yrange_text(const km_plot_chart *c, text_buf *t) {
-  double top = isfinite(c->ceiling_gbps) ? c->ceiling_gbps : 0.0;
+static double top_value(const km_plot_chart *c) {
+  double top = 0.0;
+  for (size_t r = 0; r < c->nrefs; r++) top = c->refs[r].y > top ? c->refs[r].y : top;
   for (size_t s = 0; s < c->nseries; s++)
     for (size_t i = 0; i < c->series[s].n; i++) top = c->series[s].y[i] > top ? c->series[s].y[i] : top;
-  if (isfinite(c->ceiling_gbps) || c->bars)
-    tb_printf(t, "set yrange [0:%.6g]\n", top > 0 ? top * (c->bars ? 1.3 : 1.15) : 1.0);
+  return top > 0 ? top : 1.0;
+}
+
+/* Bars: one horizontal bar per point, its label beside it in the reading direction, the first on top. */
+static void bars_text(const km_plot_chart *c, text_buf *t) {
+  size_t n = c->nseries ? c->series[0].n : 0;
+  tb_printf(t, "set grid xtics\nset key below\nset style fill solid 0.6 border\nset ytics scale 0\n");
+  tb_printf(t, "set yrange [%.1f:-0.6]\nset xrange [0:%.6g]\n", (double)n - 0.4, top_value(c) * 1.05);
+  for (size_t r = 0; r < c->nrefs; r++) /* the line here; its key entry in plot_line_text */
+    tb_printf(t, "set arrow from %.6g, graph 0 to %.6g, graph 1 nohead dashtype %zu linewidth 1.5\n", c->refs[r].y,
+              c->refs[r].y, r + 2);
+}
+
+/* Lines: y from 0 (or log), headroom above the highest line so it does not hide under the key. */
+static void lines_text(const km_plot_chart *c, text_buf *t) {
+  tb_printf(t, "set grid\nset key below\n");
+  if (c->logx) tb_printf(t, "set logscale x %d\n", c->logx);
+  if (c->logy)
+    tb_printf(t, "set logscale y %d\nset yrange [*:*]\n", c->logy);
   else
-    tb_printf(t, "set yrange [0:*]\n");
+    tb_printf(t, "set yrange [0:%.6g]\n", top_value(c) * 1.15);
+  if (c->x_is_bytes) tb_printf(t, "set format x \"%%.0b %%BB\"\n");
 }
 
 static void axes_text(const km_plot_chart *c, text_buf *t) {
-  tb_printf(t, "reset\nset title \"%s\"\nset xlabel \"%s\"\nset ylabel \"%s\"\nset grid\nset key top left\n",
-            c->title, c->xlabel, c->ylabel);
-  yrange_text(c, t);
-  if (c->logx) tb_printf(t, "set logscale x %d\n", c->logx);
-  if (c->x_is_bytes) tb_printf(t, "set format x \"%%.0b %%BB\"\n");
+  tb_printf(t, "reset\nset title ");
+  gp_string(t, c->title);
+  tb_printf(t, " . \"\\n\" . ");
+  gp_string(t, c->subtitle);
+  tb_printf(t, "\nset xlabel ");
+  gp_string(t, c->xlabel);
+  tb_printf(t, "\nset ylabel ");
+  gp_string(t, c->ylabel);
+  tb_printf(t, "\n");
   if (c->bars)
-    tb_printf(t, "set style fill solid 0.6 border\nset boxwidth 0.7\nset xtics rotate by -40 left\n"
-                 "set xrange [-0.6:*]\nset bmargin 10\nset key top right\n");
+    bars_text(c, t);
+  else
+    lines_text(c, t);
 }
 
 static void plot_line_text(const km_plot_chart *c, text_buf *t) {
   tb_printf(t, "plot ");
   for (size_t s = 0; s < c->nseries; s++) {
+    tb_printf(t, "%s'%s.dat' index %zu ", s ? ", " : "", c->stem, s);
     if (c->bars)
-      tb_printf(t, "%s'%s.dat' index %zu using 1:2:xtic(3) with boxes title \"%s\"", s ? ", " : "", c->stem, s,
-                c->series[s].title);
+      tb_printf(t, "using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title ");
     else
-      tb_printf(t, "%s'%s.dat' index %zu using 1:2 with linespoints pointtype 7 title \"%s\"", s ? ", " : "",
-                c->stem, s, c->series[s].title);
+      tb_printf(t, "using 1:2 with linespoints pointtype 7%s title ", c->series[s].baseline ? " dashtype 4" : "");
+    gp_string(t, c->series[s].title);
   }
-  if (isfinite(c->ceiling_gbps))
-    tb_printf(t, ", %.1f with lines dashtype 2 title \"ceiling %.0f GB/s\"", c->ceiling_gbps, c->ceiling_gbps);
+  for (size_t r = 0; r < c->nrefs; r++) { /* bars: a key entry only (NaN draws nothing), the line is an arrow */
+    if (c->bars)
+      tb_printf(t, ", NaN with lines dashtype %zu linewidth 1.5 linecolor rgb 'black' title ", r + 2);
+    else
+      tb_printf(t, ", %.6g with lines dashtype %zu linewidth 1.5 title ", c->refs[r].y, r + 2);
+    gp_string(t, c->refs[r].title);
+  }
   tb_printf(t, "\n");
+}
+
+/* Taller images for many bars, so each label has its line. */
+static int image_height(const km_plot_chart *c) {
+  size_t n = c->bars && c->nseries ? c->series[0].n : 0;
+  return n * 26 + 200 > 600 ? (int)(n * 26 + 200) : 600;
 }
 
 static void script_chart_text(const km_plot_chart *c, text_buf *t) {
   tb_printf(t, "\n# ---- %s\n", c->stem);
   axes_text(c, t);
-  tb_printf(t, "set terminal svg size 960,600 dynamic noenhanced\nset output '%s.svg'.out_suffix\n", c->stem);
+  tb_printf(t, "set terminal svg size 960,%d dynamic noenhanced\nset output '%s.svg'.out_suffix\n", image_height(c),
+            c->stem);
   plot_line_text(c, t);
-  tb_printf(t, "eval png_terminal\nset output '%s.png'.out_suffix\nreplot\nunset output\n", c->stem);
+  tb_printf(t, "eval png_terminal(%d)\nset output '%s.png'.out_suffix\nreplot\nunset output\n", image_height(c),
+            c->stem);
 }
 
 static int write_text(const char *dir, const char *name, text_buf *t, char *err, size_t errlen) {
@@ -263,8 +421,8 @@ int km_plot_write_files(const km_plot_chart charts[KM_PLOT_CHART_COUNT], const c
   tb_printf(&gp, "# Charts of %s, written by `report plot`. Run in this folder: gnuplot plots.gp\n"
                  "# (report passes out_suffix='.tmp' and renames the images once gnuplot succeeds)\n"
                  "if (!exists(\"out_suffix\")) out_suffix = ''\n"
-                 "png_terminal = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? "
-                 "'set terminal pngcairo size 960,600 noenhanced' : 'set terminal png size 960,600 noenhanced'\n",
+                 "png_terminal(h) = sprintf(strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? "
+                 "'set terminal pngcairo size 960,%%d noenhanced' : 'set terminal png size 960,%%d noenhanced', h)\n",
             source);
   for (size_t c = 0; rc == 0 && c < KM_PLOT_CHART_COUNT; c++) {
     if (!charts[c].nseries) continue;

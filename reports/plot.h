@@ -1,6 +1,8 @@
-/* `report plot A.json --out DIR`: four charts of a run (gather GB/s vs block size, H2D/D2H GB/s vs
- * transfer size, top-k time vs pages, quant GB/s per format). Each chart's data goes to DIR/<chart>.dat
- * and one gnuplot script DIR/plots.gp draws them all as SVG and PNG; gnuplot runs when it is on PATH. */
+/* `report plot A.json --out DIR`: the charts of a run (gather GB/s vs block size; host<->device copies vs
+ * size, and scattered KV blocks vs block size, against the PCIe link and the contiguous copy; top-k time
+ * vs pages against the baselines; quant GB/s per format). Each chart's data goes to DIR/<chart>.dat and
+ * one gnuplot script DIR/plots.gp draws them all as SVG and PNG; gnuplot runs when it is on PATH. Which
+ * rows feed a chart is a table of name patterns in plot.c; titles name the run's GPU and revision. */
 #ifndef KM_REPORT_PLOT_H
 #define KM_REPORT_PLOT_H
 
@@ -9,29 +11,39 @@
 
 #include "run_file.h"
 
-enum { KM_PLOT_MAX_SERIES = 16 };
+enum { KM_PLOT_MAX_SERIES = 16, KM_PLOT_MAX_REFS = 4 };
 
 typedef struct km_plot_series {
   char title[96];
   size_t n, cap;
   double *x, *y;
-  char **labels; /* bar charts: the x tick label of each point */
+  char **labels; /* bar charts: the label of each bar */
+  int baseline;  /* a baseline's series: drawn dashed */
 } km_plot_series;
 
+/* A horizontal line across the chart (a vertical one on horizontal bars): a ceiling, a link, a row. */
+typedef struct km_plot_ref {
+  char title[128];
+  double y;
+} km_plot_ref;
+
 typedef struct km_plot_chart {
-  const char *stem;   /* file names: <stem>.dat, <stem>.svg, <stem>.png */
-  const char *title, *xlabel, *ylabel, *needs;
-  int logx;           /* 0 linear, else the log base of the x axis */
-  int bars;           /* one bar per point, labelled */
-  int x_is_bytes;     /* tick labels with binary prefixes */
-  double ceiling_gbps; /* drawn as a line when finite */
+  const char *stem;    /* file names: <stem>.dat, <stem>.svg, <stem>.png */
+  const char *title, *xlabel, *ylabel;
+  char subtitle[256];  /* the run: GPU and revision */
+  char needs[256];     /* the rows it is drawn from, for the message when there are none */
+  int logx, logy;      /* 0 linear, else the log base of the axis */
+  int bars;            /* one horizontal bar per point, labelled */
+  int x_is_bytes;      /* tick labels with binary prefixes */
+  size_t nrefs;
+  km_plot_ref refs[KM_PLOT_MAX_REFS];
   size_t nseries;
   km_plot_series series[KM_PLOT_MAX_SERIES];
 } km_plot_chart;
 
-enum { KM_PLOT_CHART_COUNT = 4 };
+enum { KM_PLOT_CHART_COUNT = 6 };
 
-/* Fill the four charts from the file's rows (points sorted by x). Charts without rows have nseries 0. */
+/* Fill the charts from the file's rows (points sorted by x). Charts without rows have nseries 0. */
 void km_plot_collect(const km_run_file *f, km_plot_chart charts[KM_PLOT_CHART_COUNT]);
 void km_plot_charts_free(km_plot_chart charts[KM_PLOT_CHART_COUNT]);
 

@@ -48,6 +48,7 @@ static int settle_images(const km_plot_chart charts[KM_PLOT_CHART_COUNT], const 
 
 int km_plot_run_gnuplot(const char *gnuplot, const km_plot_chart charts[KM_PLOT_CHART_COUNT], const char *dir,
                         char *err, size_t errlen) {
+  fflush(NULL); /* the child would write out (again) whatever the parent's streams still buffer */
   pid_t pid = fork();
   if (pid < 0) {
     snprintf(err, errlen, "cannot start gnuplot: %s", strerror(errno));

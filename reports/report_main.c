@@ -7,11 +7,13 @@
 #include "compare.h"
 #include "params_predict.h"
 #include "plot.h"
+#include "report_usage.h"
 #include "run_file.h"
 #include "run_tables.h"
+#include "version.h"
 
 enum { KM_REPORT_OK = 0, KM_REPORT_TOOL_FAILED = 1, KM_REPORT_BAD_INPUT = 2 };
-enum { MAX_POSITIONAL = 3 };
+enum { MAX_POSITIONAL = 10 }; /* predict: the file, the series and up to 8 axis values */
 
 typedef struct report_args {
   const char *command;
@@ -21,20 +23,6 @@ typedef struct report_args {
   const char *out_dir;
   char err[1024];
 } report_args;
-
-static const char usage_text[] =
-    "usage: report compare A.json B.json [--format text|markdown|csv|json]\n"
-    "       report tables A.json [--format text|markdown|csv|json]\n"
-    "       report plot A.json --out DIR\n"
-    "       report predict PARAMS.json SERIES BYTES\n"
-    "compare: cases matched by name, ratios B/A of median time and GB/s, each GB/s also as a share of\n"
-    "         its own card's ceiling (context.gpu.ceiling_gbps); cases in only one file are listed.\n"
-    "tables:  the latency table rebuilt from the file's benchmarks and the stored byte table.\n"
-    "plot:    gather GB/s vs block size, H2D/D2H GB/s vs size, top-k time vs pages, quant GB/s per format,\n"
-    "         as DIR/*.svg and *.png through gnuplot; without gnuplot, the data and DIR/plots.gp.\n"
-    "predict: time of one call from a kvmicro-params/1 file (reports/PARAMS.md), e.g.\n"
-    "         report predict h200-params.json offload/fit/h2d 64MiB\n"
-    "Default format: markdown. Exit: 0 ok, 1 gnuplot failed, 2 bad input.\n";
 
 static int fail(report_args *a, const char *what) {
   snprintf(a->err, sizeof a->err, "%s (run 'report --help')", what);
@@ -122,8 +110,12 @@ static int cmd_plot(report_args *a) {
 }
 
 static int cmd_predict(report_args *a) {
-  if (expect(a, 3, "PARAMS.json SERIES BYTES")) return KM_REPORT_BAD_INPUT;
-  return km_params_predict_command(a->pos[0], a->pos[1], a->pos[2], stdout, a->err, sizeof a->err);
+  if (a->npos < 3) {
+    snprintf(a->err, sizeof a->err, "predict takes PARAMS.json SERIES and BYTES or AXIS=VALUE..., got %d argument(s)",
+             a->npos);
+    return KM_REPORT_BAD_INPUT;
+  }
+  return km_params_predict_command(a->pos[0], a->pos[1], a->pos + 2, a->npos - 2, stdout, a->err, sizeof a->err);
 }
 
 static int dispatch(report_args *a) {
@@ -138,7 +130,11 @@ static int dispatch(report_args *a) {
 int main(int argc, char **argv) {
   report_args args = {0};
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    fputs(usage_text, stdout);
+    fputs(km_report_usage_text, stdout);
+    return KM_REPORT_OK;
+  }
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    km_version_print("report", stdout);
     return KM_REPORT_OK;
   }
   int rc = parse_args(&args, argc, argv) ? KM_REPORT_BAD_INPUT : dispatch(&args);

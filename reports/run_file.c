@@ -65,7 +65,8 @@ static cJSON_bool is_bool(const cJSON *v) { return cJSON_IsBool(v); }
 
 static int check_benchmark(const cJSON *o, size_t i, const char *path, char *err, size_t errlen) {
   static const char *const strings[] = {"name", "kvmicro_name", "technique", "baseline", "run_type",
-                                        "aggregate_name", "time_unit", "label", "error_message"};
+                                        "aggregate_name", "time_unit", "label", "error_message", "skip_message",
+                                        "traffic_class"};
   static const char *const numbers[] = {"repetitions", "iterations", "median_us", "GB/s", "bytes",
                                         "pct_of_ceiling", "cv"};
   static const char *const bools[] = {"representative", "skipped", "error_occurred"};
@@ -81,30 +82,54 @@ static int check_benchmark(const cJSON *o, size_t i, const char *path, char *err
   return -1;
 }
 
-/* context.gpu is optional (plain Google Benchmark files lack it); when present it must be well typed. */
+/* context.<section>.<key>, NULL when absent (or the section is not an object: read_context says so). */
+static const cJSON *context_item(const cJSON *ctx, const char *section, const char *key) {
+  const cJSON *sec = cJSON_GetObjectItemCaseSensitive(ctx, section);
+  return cJSON_IsObject(sec) ? cJSON_GetObjectItemCaseSensitive(sec, key) : NULL;
+}
+
+/* The context is optional (plain Google Benchmark files lack it); what is present must be well typed. */
 static int read_context(km_run_file *f, char *err, size_t errlen) {
   f->gpu_name = "unknown GPU";
+  f->revision = "unknown revision";
   f->ceiling_gbps = NAN;
+  f->link_gbps = NAN;
   const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(f->doc, "context");
   if (!ctx) return 0;
-  const char *what = NULL;
-  const cJSON *gpu = cJSON_IsObject(ctx) ? cJSON_GetObjectItemCaseSensitive(ctx, "gpu") : NULL;
-  const cJSON *name = gpu ? cJSON_GetObjectItemCaseSensitive(gpu, "name") : NULL;
-  const cJSON *ceil = gpu ? cJSON_GetObjectItemCaseSensitive(gpu, "ceiling_gbps") : NULL;
-  if (!cJSON_IsObject(ctx))
-    what = "\"context\" must be an object";
-  else if (gpu && !cJSON_IsObject(gpu))
-    what = "\"context.gpu\" must be an object";
-  else if (name && !cJSON_IsString(name))
+  static const struct { const char *name, *message; } sections[] = {
+      {"gpu", "\"context.gpu\" must be an object"},
+      {"host", "\"context.host\" must be an object"},
+      {"build", "\"context.build\" must be an object"}};
+  const char *what = cJSON_IsObject(ctx) ? NULL : "\"context\" must be an object";
+  for (size_t i = 0; !what && i < sizeof sections / sizeof sections[0]; i++) {
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(ctx, sections[i].name);
+    if (sec && !cJSON_IsObject(sec)) what = sections[i].message;
+  }
+  const cJSON *name = what ? NULL : context_item(ctx, "gpu", "name");
+  const cJSON *ceil = what ? NULL : context_item(ctx, "gpu", "ceiling_gbps");
+  const cJSON *link = what ? NULL : context_item(ctx, "host", "pcie_link_gbps");
+  const cJSON *rev = what ? NULL : context_item(ctx, "build", "git_revision");
+  if (what) {
+    /* named above */
+  } else if (name && !cJSON_IsString(name)) {
     what = "\"context.gpu.name\" must be a string";
-  else if (ceil && !(cJSON_IsNumber(ceil) && ceil->valuedouble > 0))
+  } else if (ceil && !(cJSON_IsNumber(ceil) && ceil->valuedouble > 0)) {
     what = "\"context.gpu.ceiling_gbps\" must be a number above 0";
+  } else if (link && !cJSON_IsNumber(link)) {
+    what = "\"context.host.pcie_link_gbps\" must be a number";
+  } else if (rev && !cJSON_IsString(rev)) {
+    what = "\"context.build.git_revision\" must be a string";
+  }
   if (what) {
     snprintf(err, errlen, "%s: %s", f->path, what);
     return -1;
   }
   if (name) f->gpu_name = name->valuestring;
   if (ceil) f->ceiling_gbps = ceil->valuedouble;
+  const cJSON *gpu = what ? NULL : cJSON_GetObjectItemCaseSensitive(ctx, "gpu");
+  f->gpu = cJSON_IsObject(gpu) ? gpu : NULL;
+  if (link && link->valuedouble > 0) f->link_gbps = link->valuedouble; /* 0: hwloc did not know the link */
+  if (rev) f->revision = rev->valuestring;
   return 0;
 }
 

@@ -14,7 +14,10 @@ typedef struct km_run_file {
   const char *path;
   cJSON *doc;
   const char *gpu_name;  /* context.gpu.name, or "unknown GPU" */
-  double ceiling_gbps;   /* context.gpu.ceiling_gbps, NaN when the file has none */
+  double ceiling_gbps;   /* context.gpu.ceiling_gbps (the copy ceiling), NaN when the file has none */
+  const cJSON *gpu;      /* context.gpu, NULL when absent (identity, ceilings, NVML state) */
+  double link_gbps;      /* context.host.pcie_link_gbps, NaN when the file has none */
+  const char *revision;  /* context.build.git_revision, or "unknown revision" */
   km_results results;
 } km_run_file;
 

@@ -1,12 +1,12 @@
 /* Printing a recorded run's tables. Stored rows are turned back into a km_table so every --format
- * prints them the way the run did; column keys point into the JSON document, which outlives the table. */
+ * prints them the way the run did; the table keeps its own copies of the column keys and titles. */
 #include "run_tables.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { KM_ROWS_MAX_COLS = 64 }; /* the byte table has a dozen */
+enum { KM_ROWS_MAX_COLS = 64, KM_ROWS_TITLE_MAX = 64 }; /* the byte table has a dozen columns */
 
 /* Whole numbers (byte counts) print as integers; a column with any fraction prints all its numbers
  * with two decimals, so 1 and 0.25 in one column read 1.00 and 0.25. */
@@ -35,12 +35,16 @@ static int cell_from_json(km_table *t, size_t k, size_t c, const cJSON *v, int i
   return 0;
 }
 
-static size_t count_columns(const cJSON *first, km_column *cols, size_t max) {
+/* Titles are the keys with spaces for '_', so a text table can put a long one on two lines. */
+static size_t count_columns(const cJSON *first, km_column *cols, char titles[][KM_ROWS_TITLE_MAX], size_t max) {
   size_t n = 0;
   for (const cJSON *v = first->child; v && n < max; v = v->next) {
     if (strcmp(v->string, "group") == 0) continue;
+    snprintf(titles[n], KM_ROWS_TITLE_MAX, "%s", v->string);
+    for (char *p = titles[n]; *p; p++)
+      if (*p == '_') *p = ' ';
     cols[n].key = v->string;
-    cols[n].title = v->string;
+    cols[n].title = titles[n];
     cols[n].right_align = cJSON_IsNumber(v);
     n++;
   }
@@ -69,11 +73,12 @@ static int fill_rows(km_table *t, const cJSON *rows, char *err, size_t errlen) {
 
 km_table *km_table_from_rows_json(const char *title, const cJSON *rows, char *err, size_t errlen) {
   km_column cols[KM_ROWS_MAX_COLS];
+  char titles[KM_ROWS_MAX_COLS][KM_ROWS_TITLE_MAX];
   if (!cJSON_IsArray(rows) || (rows->child && !cJSON_IsObject(rows->child))) {
     snprintf(err, errlen, "\"rows\" must be an array of objects");
     return NULL;
   }
-  size_t n = rows->child ? count_columns(rows->child, cols, KM_ROWS_MAX_COLS) : 0;
+  size_t n = rows->child ? count_columns(rows->child, cols, titles, KM_ROWS_MAX_COLS) : 0;
   if (n == 0) {
     cols[0] = (km_column){"case", "case", 0};
     n = 1;

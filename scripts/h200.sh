@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: unpack cJSON (carried as .deb files in .deps/), build for sm_80 and
 # sm_90, run the tests (GPU ones included), the benchmarks and compute-sanitizer, and leave logs and
-# results under $OUT. Stages: build tests quick full repeat sanitize (default: all). Prints a short table last.
+# results under $OUT. Stages: build tests quick arch80v full repeat sanitize (default: all); arch80v builds
+# a second tree for CMAKE_CUDA_ARCHITECTURES=80-virtual (the A100's code paths, JIT-compiled on this card)
+# and runs its GPU tests and its --quick run beside the first. Prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-stages=${*:-build tests quick full repeat sanitize}
+stages=${*:-build tests quick arch80v full repeat sanitize}
 has() { [[ " $stages " == *" $1 "* ]]; }
 summary="$OUT/summary.txt"
 : >"$summary"
@@ -52,6 +54,25 @@ if has quick; then
   rc=$?
   note "micro --quick: exit $rc in $(elapsed "$t0") s wall"
 fi
+if has arch80v; then
+  # compute_80 PTX only: no Hopper instruction anywhere, so every sm_90-only path must skip with its reason
+  t0=$(date +%s)
+  rm -f ../build-80v/CMakeCache.txt
+  (cd .. && cmake -B build-80v -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} \
+    -DCMAKE_CUDA_ARCHITECTURES=80-virtual && cmake --build build-80v -j"$(nproc)") >"$OUT/build-80v.log" 2>&1
+  rc=$?
+  note "build (80-virtual): exit $rc in $(( $(date +%s) - t0 )) s"
+  if [ $rc -eq 0 ]; then
+    (cd ../build-80v && ctest -L gpu --output-on-failure >"$OUT/ctest-80v.log" 2>&1)
+    note "ctest -L gpu (80-virtual): exit $? ($(grep -E 'tests passed|tests failed' "$OUT/ctest-80v.log"))"
+    t0=$(date +%s%N)
+    ../build-80v/micro --quick --json "$OUT/quick-80v.json" >"$OUT/quick-80v.txt" 2>&1
+    note "micro --quick (80-virtual): exit $? in $(elapsed "$t0") s wall, $(grep -o 'body is compiled out' "$OUT/quick-80v.json" | wc -l) case(s) skipped for want of sm_90 code"
+    [ -f "$OUT/quick.json" ] && ./report compare "$OUT/quick.json" "$OUT/quick-80v.json" --format text >"$OUT/compare-80v.txt" 2>&1
+  else
+    grep -B2 -A8 -E "error|Error" "$OUT/build-80v.log" | head -40
+  fi
+fi
 if has full; then
   t0=$(date +%s%N)
   ./micro ${KM_FILTER:+--filter "$KM_FILTER"} --table all --json "$OUT/h200.json" --params "$OUT/h200-params.json" \
@@ -71,8 +92,8 @@ if has sanitize; then
   # (10-100x slower per byte) with --smoke; KM_SAN_FILTER narrows all four when set
   KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
 fi
-# at most 8 files come back: the results stay whole, the logs travel in one archive
-(cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt quick.json 2>/dev/null | grep -v '^summary.txt$'))
+# at most 8 files come back: the results stay whole (the two --quick runs side by side), the logs travel in one archive
+(cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt 2>/dev/null | grep -v '^summary.txt$'))
 echo
 echo "==== errors in runs"
 tar xzf "$OUT/logs.tgz" -O quick.txt full.txt 2>/dev/null | grep -E "^[a-z_/0-9.]+: error|ERROR" | head -30

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Record a GPU run: copy what scripts/h200.sh left in DIR (h200.json, h200-params.json, h200-repeat.json,
-# summary.txt, logs.tgz) into reports/runs/, and write reports/runs/<gpu>.md from those files with the
-# report tool: run facts, test and sanitizer summaries, the latency table, the repeatability comparison,
-# the self-comparison (every ratio 1.00) and the plots. Usage: scripts/record-run.sh DIR BUILD [NAME]
+# summary.txt, logs.tgz, and quick.json + quick-80v.json when its arch80v stage ran) into reports/runs/, and
+# write reports/runs/<gpu>.md from those files with the report tool: run facts, test and sanitizer summaries,
+# the latency table, the repeatability comparison (rows more than 3% apart, each with what report compare
+# measured differently between the two runs, and nothing else), the CMAKE_CUDA_ARCHITECTURES=80-virtual
+# build beside the default one, and the plots. Usage: scripts/record-run.sh DIR BUILD [NAME]
 set -euo pipefail
 src=$1
 build=$2
@@ -36,8 +38,10 @@ md="$runs/$name.md.tmp"
   echo "| date | $(json "d['context']['date']") |"
   echo "| git revision | $(json "d['context']['build']['git_revision']") |"
   echo "| GPU | $(json "'%s, cc %s, %d SMs, %d MHz SM / %d MHz memory, %.0f GB/s theoretical, L2 %.0f MiB, ECC %s' % (d['context']['gpu']['name'], d['context']['gpu']['compute_capability'], d['context']['gpu']['sms'], d['context']['gpu']['sm_clock_mhz'], d['context']['gpu']['memory_clock_mhz'], d['context']['gpu']['theoretical_gbps'], d['context']['gpu']['l2_bytes']/2**20, 'on' if d['context']['gpu']['ecc'] else 'off')") |"
-  echo "| driver / runtime | $(json "d['context']['gpu']['driver'] + ' / ' + d['context']['gpu']['runtime']") |"
-  echo "| ceiling | $(json "'%.0f GB/s, ' % d['context']['gpu']['ceiling_gbps'] + d['context']['gpu']['ceiling_method']") |"
+  echo "| UUID / VBIOS | $(json "'%s / %s' % (d['context']['gpu'].get('uuid'), d['context']['gpu'].get('vbios'))") |"
+  echo "| driver release / CUDA driver API / runtime | $(json "'%s / %s / %s' % (d['context']['gpu'].get('driver_release'), d['context']['gpu'].get('cuda_driver_api'), d['context']['gpu']['runtime'])") |"
+  echo "| NVML state when written | $(json "(lambda n: ('%d MHz SM / %d MHz memory, %d C, %.0f W, clock events %s' % (n['state_at_write']['sm_clock_mhz'], n['state_at_write']['memory_clock_mhz'], n['state_at_write']['temperature_c'], n['state_at_write']['power_w'], n['state_at_write']['clock_event_reasons'])) if n.get('available') else 'NVML unavailable: ' + n.get('reason', ''))(d['context']['gpu'].get('nvml', {}))") |"
+  echo "| ceilings | $(json "'; '.join('%s %.0f GB/s (%s)' % (k, v['gbps'], v['method']) for k, v in d['context']['gpu'].get('ceilings', {}).items() if isinstance(v, dict) and v.get('gbps'))") |"
   echo "| host | $(json "'%d NUMA node(s), GPU node %d, cpuset %s, PCIe link %.2f GB/s (hwloc)' % (d['context']['host']['numa_nodes'], d['context']['host']['gpu_numa_node'], d['context']['host']['gpu_cpuset'], d['context']['host']['pcie_link_gbps'])") |"
   echo
   echo "## What the call printed"
@@ -71,51 +75,41 @@ md="$runs/$name.md.tmp"
   echo
   echo "## Repeatability: the second full run against the first (B/A)"
   echo
-  python3 - "$runs/$name.json" "$runs/$name-repeat.json" <<'PY'
-import json, sys
-a = {b["kvmicro_name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"] if "GB/s" in b}
-b = {x["kvmicro_name"]: x for x in json.load(open(sys.argv[2]))["benchmarks"] if "GB/s" in x}
-both = [k for k in a if k in b]
-off = [(k, b[k]["median_us"] / a[k]["median_us"]) for k in both if abs(b[k]["median_us"] / a[k]["median_us"] - 1) > 0.03]
-
-
-def reason(k, row):
-    """Why a row can move between runs, read from what the case is (its name and its time)."""
-    if "pageable" in k:
-        return "pageable host memory: the driver stages each copy through its own pinned buffer on the CPU"
-    if "memcpy_per_block" in k or "batch_async" in k:
-        return "host-issued: one API call per block (or the driver's batch), so the CPU's pace sets the time"
-    if "bidir" in k:
-        return "both directions at once: the two DMA streams share the link and host memory, arbitration varies"
-    if "/fit/" in k:
-        return "latency-bandwidth fit over single copies from 4 KiB: its small points are host latency"
-    if k.startswith("offload/") and row["median_us"] < 100:
-        return f"{row['median_us']:.1f} us host copy: DMA setup latency, not the link, sets the time"
-    if row["median_us"] < 20:
-        return f"{row['median_us']:.1f} us per launch: launch spacing and clock ramp are a visible share"
-    if "random" in k:
-        return "device-bound; each run draws its own random block table, so the DRAM access order differs"
-    return "device-bound, no host part: not explained by the case itself (CV in brackets)"
-
-
-print(f"{len(both)} bandwidth rows in both runs; {len(both) - len(off)} have medians within 3% of each other; {len(off)} do not:")
+  echo "Each row more than 3% apart is listed with what \`report compare\` measured differently between the two"
+  echo "runs (clocks, temperature, power, throttle reasons sampled around the row's samples, a CV above 5%);"
+  echo "where nothing differed it says so. No reason is inferred from what a case is."
+  echo
+  "$report" compare "$runs/$name.json" "$runs/$name-repeat.json" --format csv >"$logs/repeat.csv"
+  python3 - "$logs/repeat.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r.get("time_ratio")]
+off = [r for r in rows if r.get("flag")]
+long_off = [r for r in off if min(float(r["a_us"]), float(r["b_us"])) >= 50]
+print(f"{len(rows)} rows in both runs; {len(rows) - len(off)} have medians within 3% of each other; {len(off)} do not"
+      f" ({len(long_off)} of them at >= 50 us):")
 print()
-for k, r in off:
-    print(f"- `{k}`: B/A {r:.3f} (CV {100 * a[k].get('cv', 0):.1f}% / {100 * b[k].get('cv', 0):.1f}%): {reason(k, a[k])}")
+for r in off:
+    print(f"- `{r['case']}`: B/A {r['time_ratio']} ({r['a_us']} -> {r['b_us']} us): {r['differs']}")
 print()
 PY
   "$report" compare "$runs/$name.json" "$runs/$name-repeat.json" --format markdown
   echo
-  echo "## Self-comparison (every ratio must read 1.00)"
-  echo
-  "$report" compare "$runs/$name.json" "$runs/$name.json" --format csv >"$logs/self.csv"
-  python3 - "$logs/self.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r.get("time_ratio")]
-off = [r["case"] for r in rows if any(r[k] not in ("1.00", "") for k in ("time_ratio", "gbps_ratio", "share_ratio"))]
-print(f"{len(rows)} cases compared; cases with a ratio other than 1.00: {len(off)}" + (": " + ", ".join(off) if off else ""))
-PY
-  echo
+  if [ -f "$src/quick.json" ] && [ -f "$src/quick-80v.json" ]; then
+    cp "$src/quick.json" "$runs/$name-quick.json"
+    cp "$src/quick-80v.json" "$runs/$name-quick-80v.json"
+    echo "## The A100's code paths on this card: a CMAKE_CUDA_ARCHITECTURES=80-virtual build"
+    echo
+    echo "The same \`--quick\` run from a second build that holds only compute_80 PTX, JIT-compiled for this card:"
+    echo "no Hopper instruction anywhere, so the sm_90-only cases must be skipped rows with their reason and every"
+    echo "other case verified. A is the default build (\`$name-quick.json\`), B the 80-virtual one (\`$name-quick-80v.json\`)."
+    echo
+    echo '```'
+    grep -E "Test +#|tests passed|tests failed" "$logs/ctest-80v.log" || echo "no ctest-80v.log in logs.tgz"
+    echo '```'
+    echo
+    "$report" compare "$runs/$name-quick.json" "$runs/$name-quick-80v.json" --format markdown
+    echo
+  fi
   echo "## Plots"
   echo
   if "$report" plot "$runs/$name.json" --out "$runs/$name-plots" >"$logs/plot.txt" 2>&1; then

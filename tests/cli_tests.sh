@@ -26,6 +26,12 @@ for flag in --filter --list --quick --smoke --repetitions --min-time --device --
   grep -q -- "$flag" "$tmp/help" || { echo "FAIL: --help does not document $flag"; fail=1; }
 done
 
+# --version: one line naming the revision, build type, CUDA architectures and Google Benchmark, no GPU needed
+"$micro" --version >"$tmp/version" 2>&1 || { echo "FAIL: --version exited non-zero"; fail=1; }
+grep -qE '^micro \(kvmicro\) revision [0-9A-Za-z._-]+, [A-Za-z]+ build, CUDA architectures [0-9a-z,-]+, CUDA runtime [0-9]+\.[0-9]+, Google Benchmark [0-9.]+$' \
+  "$tmp/version" || { echo "FAIL: --version printed: $(cat "$tmp/version")"; fail=1; }
+grep -q -- "--version" "$tmp/help" || { echo "FAIL: --help does not document --version"; fail=1; }
+
 "$micro" --list >"$tmp/list" 2>&1 || { echo "FAIL: --list exited non-zero"; fail=1; }
 for name in roofline/d2d_memcpy roofline/sm_copy roofline/sm_read roofline/sm_write; do
   grep -qx "$name" "$tmp/list" || { echo "FAIL: --list lacks $name"; fail=1; }
@@ -74,6 +80,14 @@ fi
 # the byte table needs no GPU, and its JSON file is written whole
 "$micro" --table bytes >"$tmp/bytes.txt" 2>&1 || { echo "FAIL: --table bytes exited non-zero"; fail=1; }
 grep -q '147,456' "$tmp/bytes.txt" || { echo "FAIL: byte table lacks 147,456 B/token"; fail=1; }
+# a terminal's width: the text tables within 120 columns (long explanations as numbered notes), case names
+# within the console's name column (62) so every Google Benchmark line lines up within 160
+wide=$(awk 'length($0) > 120' "$tmp/bytes.txt" | head -3)
+[ -z "$wide" ] || { echo "FAIL: byte table lines over 120 columns:"; echo "$wide"; fail=1; }
+grep -q '^notes:$' "$tmp/bytes.txt" && grep -q '^\[1\] qwen3-8b: 36 KV layers' "$tmp/bytes.txt" ||
+  { echo "FAIL: the byte table's explanations are not numbered notes"; fail=1; }
+long=$("$micro" --list | awk 'length($0) > 62')
+[ -z "$long" ] || { echo "FAIL: case names over 62 columns:"; echo "$long"; fail=1; }
 "$micro" --table bytes --json "$tmp/result.json" >/dev/null 2>&1 || { echo "FAIL: --table bytes --json failed"; fail=1; }
 [ -s "$tmp/result.json" ] || { echo "FAIL: no JSON written"; fail=1; }
 ls "$tmp" | grep -q '\.tmp\.' && { echo "FAIL: a temporary file was left behind"; fail=1; }

@@ -42,10 +42,12 @@ int main(void) {
   KM_EXPECT(km_stats_compute(bad, 2, &s) == -1);
   KM_EXPECT(km_stats_compute(odd, 0, &s) == -1);
 
-  /* the timer batches short kernels up to the minimum sample time, within [1, KM_MAX_BATCH] */
+  /* the timer batches short kernels up to the minimum sample time plus its margin (KM_BATCH_MARGIN,
+   * 15%), within [1, KM_MAX_BATCH] */
   KM_EXPECT(km_timer_batch_for(1e-3, 200e-6) == 1);
-  KM_EXPECT(km_timer_batch_for(10e-6, 200e-6) == 20);
-  KM_EXPECT(km_timer_batch_for(3e-6, 200e-6) == 67);
+  KM_EXPECT(km_timer_batch_for(10e-6, 200e-6) == 23);
+  KM_EXPECT(km_timer_batch_for(3e-6, 200e-6) == 77);
+  KM_EXPECT(km_timer_batch_for(200e-6, 200e-6) == 2); /* one launch at exactly the minimum is too close */
   KM_EXPECT(km_timer_batch_for(1e-12, 200e-6) == KM_MAX_BATCH);
   KM_EXPECT(km_timer_batch_for(0, 200e-6) == KM_MAX_BATCH);
   return km_test_finish("cpu_stats");

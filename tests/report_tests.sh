@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The report tool on recorded and synthetic result files: compare ratios (a file against itself is
 # 1.00 everywhere; the synthetic half-bandwidth card is 2.00x time, 0.50x GB/s, the same share of its
-# own ceiling), tables, plot with and without gnuplot, predict from a params file, and every malformed
-# input -> exit 2 with one line on stderr. Usage: report_tests.sh REPORT_BINARY FIXTURES_DIR
+# own ceiling; rows more than 3% apart flagged with the measured GPU state), tables, plot with and
+# without gnuplot, predict from params files, and every malformed input -> exit 2 with one line on
+# stderr. Usage: report_tests.sh REPORT_BINARY FIXTURES_DIR
 set -u
 report="$1"
 fx="$2/runs"
@@ -35,6 +36,13 @@ for word in compare tables plot predict --format --out; do
   grep -q -- "$word" "$tmp/help" || bad "--help does not mention $word"
 done
 
+# ---- version: one line of the build's facts
+"$report" --version >"$tmp/version" 2>&1 || bad "--version exited non-zero"
+[ "$(wc -l <"$tmp/version")" -eq 1 ] || bad "--version printed $(wc -l <"$tmp/version") lines"
+for word in "report (kvmicro) revision" "build, CUDA architectures" "Google Benchmark"; do
+  grep -q -- "$word" "$tmp/version" || bad "--version lacks '$word': $(cat "$tmp/version")"
+done
+
 # ---- compare a file with itself: every ratio 1.00, nothing unmatched
 "$report" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --format csv >"$tmp/self.csv" || bad "self compare failed"
 rows=$(csv_columns "$tmp/self.csv" case | grep -c .)
@@ -57,7 +65,7 @@ csv_columns "$tmp/old.csv" case time_ratio gbps_ratio share_ratio a_pct_of_ceili
 grep -q '^roofline,roofline/sm_write,.*only in A' "$tmp/old.csv" || bad "csv lacks the A-only row"
 grep -q '^roofline,roofline/synthetic_only,.*only in B' "$tmp/old.csv" || bad "csv lacks the B-only row"
 "$report" compare "$fx/h200-sample.json" "$fx/synthetic-older-card.json" >"$tmp/old.md" || bad "compare (markdown) failed"
-for text in "NVIDIA H200, ceiling 4261 GB/s" "SYNTHETIC half-bandwidth card" "ceiling 2131 GB/s" "% own ceiling" \
+for text in "NVIDIA H200 (UUID unknown, driver unknown), ceiling 4261 GB/s" "SYNTHETIC half-bandwidth card" "ceiling 2131 GB/s" "% own ceiling" \
             "Cases in only one file" "roofline/sm_write" "roofline/synthetic_only"; do
   grep -qF "$text" "$tmp/old.md" || bad "markdown compare lacks '$text'"
 done
@@ -74,12 +82,48 @@ if not ok: print("FAIL: json compare values"); sys.exit(1)
 EOF
 fi
 
+# every matched row of the half-bandwidth card is 2x apart: flagged, both states shown, no evidence in
+# files that carry no GPU state
+csv_columns "$tmp/old.csv" case flag a_state differs note |
+  awk -F'\t' '$5 == "" { n++
+      if ($2 != "B slower") { print "FAIL: " $1 " not flagged: " $2; bad = 1 }
+      if ($3 !~ /no GPU state recorded/ || $4 !~ /no evidence/) { print "FAIL: " $1 " state " $3 " / " $4; bad = 1 } }
+    END { if (n < 1) { print "FAIL: no flagged rows"; bad = 1 } exit bad }' || fail=1
+# two runs of one card: a row 6% slower with lower clocks and a throttle reason is flagged with them; a
+# row 1% apart is not
+if command -v python3 >/dev/null; then
+  python3 - "$fx/h200-sample.json" "$tmp/state_a.json" "$tmp/state_b.json" <<'EOF' || bad "could not write the state fixtures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [b for b in d["benchmarks"] if b["kvmicro_name"] in ("roofline/d2d_memcpy", "roofline/sm_copy")]
+def state(b, sm, temp, reasons, scale):
+    b = dict(b)
+    b.update({"gpu_sm_mhz": sm, "gpu_mem_mhz": 3201, "gpu_temp_c": temp, "gpu_power_w": 600, "throttle_reasons": reasons,
+              "throttled": 1 if reasons else 0, "median_us": b["median_us"] * scale, "GB/s": b["GB/s"] / scale})
+    return b
+a = dict(d); a["benchmarks"] = [state(b, 1980, 40, 0, 1.0) for b in rows]
+b = dict(d); b["benchmarks"] = [state(rows[0], 1755, 62, 4, 1.06), state(rows[1], 1980, 41, 0, 1.01)]
+json.dump(a, open(sys.argv[2], "w")); json.dump(b, open(sys.argv[3], "w"))
+EOF
+  "$report" compare "$tmp/state_a.json" "$tmp/state_b.json" --format csv >"$tmp/state.csv" || bad "state compare failed"
+  grep '^roofline,roofline/d2d_memcpy,' "$tmp/state.csv" | grep -q 'B slower.*SM clock 1980 -> 1755 MHz.*temperature 40 -> 62 C' ||
+    bad "the throttled row lacks its measured differences: $(grep d2d_memcpy "$tmp/state.csv")"
+  grep '^roofline,roofline/d2d_memcpy,' "$tmp/state.csv" | grep -q 'B throttled (sw_power_cap)' || bad "no throttle reason"
+  grep '^roofline,roofline/sm_copy,' "$tmp/state.csv" | grep -q 'slower\|faster' && bad "a row 1% apart is flagged"
+fi
+
 # ---- tables of a recorded run
 "$report" tables "$fx/h200-sample.json" >"$tmp/tables.md" || bad "tables failed"
 for text in "Latency and bandwidth" "roofline/d2d_memcpy" "Per-token bytes" "turboquant_3bit_nc"; do
   grep -qF "$text" "$tmp/tables.md" || bad "tables lacks '$text'"
 done
 "$report" tables "$fx/h200-sample.json" --format csv | grep -q '^roofline,roofline/sm_copy,' || bad "csv tables lack sm_copy"
+# text: the latency table without a GPU, within 120 columns, its long statuses as numbered notes
+"$report" tables "$fx/h200-sample.json" --format text >"$tmp/tables.txt" || bad "text tables failed"
+wide=$(awk 'length($0) > 120' "$tmp/tables.txt" | head -3)
+[ -z "$wide" ] || bad "text tables over 120 columns: $wide"
+grep -q '^roofline/sm_copy  ' "$tmp/tables.txt" || bad "text tables lack the roofline/sm_copy row"
+grep -q '^notes:$' "$tmp/tables.txt" || bad "text tables have no notes"
 if command -v python3 >/dev/null; then
   "$report" tables "$fx/h200-sample.json" --format json |
     python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["latency"] and d["bytes"]["rows"] else 1)' ||
@@ -90,7 +134,7 @@ fi
 env PATH=/nonexistent "$report" plot "$fx/synthetic-sweeps.json" --out "$tmp/nogp" >"$tmp/nogp.txt" 2>&1 ||
   bad "plot without gnuplot exited non-zero"
 grep -q "gnuplot not found" "$tmp/nogp.txt" || bad "plot without gnuplot does not say so"
-for f in gather_block_size.dat offload_size.dat topk_pages.dat quant_formats.dat plots.gp; do
+for f in gather_block_size.dat offload_size.dat offload_scatter_h2d.dat topk_pages.dat quant_formats.dat plots.gp; do
   [ -s "$tmp/nogp/$f" ] || bad "plot without gnuplot did not write $f"
 done
 ls "$tmp/nogp" | grep -Eq '\.(svg|png|tmp)' && bad "plot without gnuplot left images or temporaries"
@@ -99,6 +143,23 @@ ls "$tmp/nogp" | grep -Eq '\.(svg|png|tmp)' && bad "plot without gnuplot left im
 bs=$(awk '/^# series 0/ { s = 1; next } /^# series 1/ { s = 0 } s && /^[0-9]/ { printf "%s ", $1 }' "$tmp/nogp/gather_block_size.dat")
 [ "$bs" = "1 8 16 32 64 128 256 " ] || bad "gather block sizes: '$bs'"
 [ "$(grep -c '^[0-9]' "$tmp/nogp/offload_size.dat")" -eq 10 ] || bad "offload points"
+# scattered blocks: a series per method (baselines by their name), far_node left out, the PCIe link and the
+# contiguous copy of the same bytes as lines; top-k: the sort baseline a line over pages beside the top-k
+grep -q '^# series [0-9]: memcpy_per_block (baseline)$' "$tmp/nogp/offload_scatter_h2d.dat" &&
+  grep -q '^# series [0-9]: staging$' "$tmp/nogp/offload_scatter_h2d.dat" || bad "scatter series"
+[ "$(grep -c '^[0-9]' "$tmp/nogp/offload_scatter_h2d.dat")" -eq 4 ] || bad "scatter points (far_node kept?)"
+grep -q '^# line: PCIe link, each direction 31.5 GB/s$' "$tmp/nogp/offload_scatter_h2d.dat" || bad "scatter: no link line"
+grep -q '^# line: contiguous copy of 64 MiB: 24.9 GB/s$' "$tmp/nogp/offload_scatter_h2d.dat" || bad "scatter: no copy line"
+grep -q 'with lines dashtype 2 linewidth 1.5 title "PCIe link' "$tmp/nogp/plots.gp" || bad "the link is not drawn"
+cub=$(awk '/^# series [0-9]+: cub_sort_topk, 512 rows, k = 128$/ { s = 1; next } /^# series/ { s = 0 }
+  s && /^[0-9]/ { printf "%s ", $1 }' "$tmp/nogp/topk_pages.dat")
+[ "$cub" = "2048 8192 16384 " ] || bad "top-k: the CUB baseline over pages is '$cub'"
+grep -q '^# series [0-9]: radix select, 512 rows, k = 128$' "$tmp/nogp/topk_pages.dat" || bad "top-k series"
+# titles name the card and the revision; the quant bars are horizontal, their labels read across
+grep -q '"SYNTHETIC sweep card (test fixture, not a measurement), kvmicro revision synthetic0001"' "$tmp/nogp/plots.gp" ||
+  bad "titles lack the GPU and revision"
+grep -q 'yticlabels(3) with boxxyerror' "$tmp/nogp/plots.gp" && ! grep -q 'rotate' "$tmp/nogp/plots.gp" ||
+  bad "quant bars are not horizontal"
 grep -q '^1073741824 ' "$tmp/nogp/offload_size.dat" || bad "offload 1GiB point not in bytes"
 [ "$(grep -c 'd128"$' "$tmp/nogp/quant_formats.dat")" -eq 4 ] || bad "quant bars"
 grep -q 'd64\|d256' "$tmp/nogp/quant_formats.dat" && bad "quant bars kept other head dims"
@@ -108,24 +169,35 @@ grep -q "nothing to plot" "$tmp/empty.txt" || bad "plot of a roofline-only file 
 # ---- plot with gnuplot, where it is installed
 if command -v gnuplot >/dev/null; then
   "$report" plot "$fx/synthetic-sweeps.json" --out "$tmp/gp" >"$tmp/gp.txt" 2>&1 || { bad "plot with gnuplot"; cat "$tmp/gp.txt"; }
-  for stem in gather_block_size offload_size topk_pages quant_formats; do
+  for stem in gather_block_size offload_size offload_scatter_h2d topk_pages quant_formats; do
     [ -s "$tmp/gp/$stem.svg" ] && [ -s "$tmp/gp/$stem.png" ] || bad "gnuplot did not draw $stem"
   done
   ls "$tmp/gp" | grep -q '\.tmp' && bad "plot left temporaries"
 fi
 
-# ---- predict from a params file
+# ---- predict from params files
 out=$("$report" predict "$fx/synthetic-params.json" syn/copy 1000000) || bad "predict failed"
 echo "$out" | grep -q ': 20.000 us' || bad "predict syn/copy 1e6 bytes: $out"
 out=$("$report" predict "$fx/synthetic-params.json" syn/copy 1GiB) || bad "predict 1GiB failed"
 echo "$out" | grep -q 'extrapolation' || bad "predict outside the range does not say so"
-out=$("$report" predict "$fx/h200-sample-params.json" roofline 2147483648) || bad "predict on the recorded params failed"
-echo "$out" | grep -q ': 530.5[0-9]* us' || bad "predict roofline: $out"
+out=$("$report" predict "$fx/synthetic-params.json" syn/decode batch=16 context=4096) || bad "predict over two axes failed"
+echo "$out" | grep -q ': 102.536 us' || bad "predict syn/decode (5 + 2*16 + 0.001*16*4096): $out"
+# the params written from the recorded H200 run's degenerate series
+out=$("$report" predict "$fx/h200-degenerate-params.json" offload/fit/h2d/pinned 256KiB) || bad "predict on recorded params failed"
+echo "$out" | grep -q ': 8.80[0-9] us' || bad "predict offload/fit/h2d/pinned 256KiB: $out"
 expect_error "series without fit" predict "$fx/synthetic-params.json" syn/single 4096
-expect_error "fit of the wrong type" predict "$fx/synthetic-params.json" syn/bad_beta 4096
-expect_error "unknown series" predict "$fx/synthetic-params.json" syn/none 4096
+expect_error "recorded series without fit" predict "$fx/h200-degenerate-params.json" paged/gather_bulk/hnd 1GiB
+grep -q "2 point(s)" "$tmp/err" || bad "the no-fit error does not give the reason: $(cat "$tmp/err")"
+expect_error "fit of the wrong type" predict "$fx/synthetic-params.json" syn/bad_coefficient 4096
+expect_error "unknown series" predict "$fx/h200-degenerate-params.json" 'offload/h2d/pinned/*' 4096
+grep -q "series with a fit: offload/h2d/pinned, offload/fit/h2d/pinned" "$tmp/err" ||
+  bad "the unknown-series error does not list the real series: $(cat "$tmp/err")"
+expect_error "missing axis" predict "$fx/synthetic-params.json" syn/decode batch=16
+grep -q "context=VALUE" "$tmp/err" || bad "the missing-axis error does not name the axis"
+expect_error "a kvmicro-params/1 file" predict "$fx/h200-sample-params.json" roofline 4096
 expect_error "not a params file" predict "$fx/h200-sample.json" roofline 4096
 expect_error "bad byte count" predict "$fx/synthetic-params.json" syn/copy 12XB
+expect_error "bad axis value" predict "$fx/synthetic-params.json" syn/decode batch=many context=1
 
 # ---- malformed input files
 printf 'not json' >"$tmp/notjson.json"

@@ -46,7 +46,7 @@ float km_test_rng_normal(uint64_t *state) {
   return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-struct cJSON *km_test_read_json(const char *name) {
+char *km_test_read_text(const char *name) {
   char path[1024];
   km_test_fixture(name, path, sizeof path);
   FILE *f = fopen(path, "rb");
@@ -55,12 +55,15 @@ struct cJSON *km_test_read_json(const char *name) {
   char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
   size_t got = (text && fseek(f, 0, SEEK_SET) == 0) ? fread(text, 1, (size_t)n, f) : 0;
   if (f) fclose(f);
-  cJSON *doc = NULL;
-  if (text) {
-    text[got] = '\0';
-    doc = cJSON_Parse(text);
-  }
+  if (text) text[got] = '\0';
+  else fprintf(stderr, "cannot read %s\n", path);
+  return text;
+}
+
+struct cJSON *km_test_read_json(const char *name) {
+  char *text = km_test_read_text(name);
+  cJSON *doc = text ? cJSON_Parse(text) : NULL;
   free(text);
-  if (!doc) fprintf(stderr, "cannot read %s as JSON\n", path);
+  if (!doc) fprintf(stderr, "cannot read fixture %s as JSON\n", name);
   return doc;
 }

@@ -57,6 +57,8 @@ float km_test_rng_normal(uint64_t *state);
 int km_test_finish(const char *name);
 /* 1 when a CUDA device is usable; otherwise prints "no CUDA device: skipped" and returns 0. */
 int km_test_have_gpu(void);
+/* A fixture file's text (caller frees); NULL, with a line on stderr, when it cannot be read. */
+char *km_test_read_text(const char *name);
 /* A fixture file parsed as JSON (any size); NULL, with a line on stderr, when missing or malformed. */
 struct cJSON *km_test_read_json(const char *name);
 /* Path of a fixture file: $KM_FIXTURES/name, or fixtures/name. */
