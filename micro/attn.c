@@ -707,10 +707,15 @@ P(quick_fp8, A_DECODE, 32, 8, 128, E4, TOK, 4, 4096, 16, 1, 0, 0, 0, 0);
 #define NAIVE_B1 "baseline/attn/naive/gqa32x8/d128/bf16/b1/ctx32k"
 #define NAIVE_B16 "baseline/attn/naive/gqa32x8/d128/bf16/b16/ctx32k"
 #define NAIVE_B64 "baseline/attn/naive/gqa32x8/d128/bf16/b64/ctx4k"
-#define GRID_ROWS(b, c, cs)                                                                                    \
-  {"attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, T_GQA, SUM_DEC, run_attn, &bf16_b##b##_##cs, 0, NULL},     \
-      {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b" #b "/ctx" #cs, "kv_quant", SUM_FP8, run_attn,             \
-       &fp8_b##b##_##cs, 0, "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs},
+/* each format's grid is one series: decode time = c0 + c1 batch + c2 batch x context (fit where it holds) */
+#define SWEEP(series, model, ...) (&(const km_sweep){series, __VA_ARGS__, model}) /* ...: {axes}, {coordinates} */
+#define GRID_SWEEP(fmt, b, c) \
+  SWEEP("attn/decode/gqa32x8/d128/" fmt, "batch + batch*context", {"batch", "context"}, {b, c})
+#define GRID_ROWS(b, c, cs)                                                                                   \
+  {"attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, T_GQA, SUM_DEC, run_attn, &bf16_b##b##_##cs, 0, NULL,     \
+   GRID_SWEEP("bf16", b, c)},                                                                                 \
+      {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b" #b "/ctx" #cs, "kv_quant", SUM_FP8, run_attn,            \
+       &fp8_b##b##_##cs, 0, "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, GRID_SWEEP("fp8_e4m3_tokhead", b, c)},
 
 static const km_case attn_cases[] = {
     GRID(GRID_ROWS)
