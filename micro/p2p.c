@@ -343,7 +343,8 @@ static int ctx_setup(km_bench *b, const p2p_params *p, int peer, size_t block_by
 
 /* ---------------------------------------------------------------- one transfer */
 
-/* What the sender issues: the copies that run on its copy engines or SMs, and the gathers. */
+/* What the sender issues: the copies that run on its copy engines or SMs, and the gathers. Each call is
+ * made with the device of its stream current (kernels must be; copies then need not guess). */
 static cudaError_t sender_ops(p2p_ctx *c, p2p_half *h) {
   const int a = h->a, b = h->b;
   const size_t n = h->plan.nblocks, bs = h->plan.block_bytes;
@@ -351,8 +352,11 @@ static cudaError_t sender_ops(p2p_ctx *c, p2p_half *h) {
   cudaError_t e = cudaSuccess;
   switch (c->method) {
   case P2P_MEMCPY_PEER:
-    return km_p2p_memcpy_peer_per_block(h->dsts, c->dev[b], h->srcs, c->dev[a], h->sizes, n, s);
-  case P2P_BATCH: return km_offload_copy_batch(h->dsts, h->srcs, h->sizes, n, s);
+    ON_SLOT(c, a, e, km_p2p_memcpy_peer_per_block(h->dsts, c->dev[b], h->srcs, c->dev[a], h->sizes, n, s));
+    return e;
+  case P2P_BATCH:
+    ON_SLOT(c, a, e, km_offload_copy_batch(h->dsts, h->srcs, h->sizes, n, s));
+    return e;
   case P2P_SM_PUSH:
     ON_SLOT(c, a, e, km_p2p_copy_blocks(h->dst_pool, h->ids[a][1], h->src_pool, h->ids[a][0], n, bs, s));
     return e;
@@ -381,8 +385,10 @@ static cudaError_t receiver_ops(p2p_ctx *c, p2p_half *h) {
     return e;
   case P2P_STAGING:
     e = cudaStreamWaitEvent(s, h->gathered, 0);
-    if (e == cudaSuccess) e = cudaMemcpyPeerAsync(h->dst_stage, c->dev[b], h->src_stage, c->dev[a], n * bs, s);
-    if (e == cudaSuccess) ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, h->ids[b][1], n, bs, s));
+    if (e == cudaSuccess)
+      ON_SLOT(c, b, e, cudaMemcpyPeerAsync(h->dst_stage, c->dev[b], h->src_stage, c->dev[a], n * bs, s));
+    if (e == cudaSuccess)
+      ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, h->ids[b][1], n, bs, s));
     return e;
   case P2P_NCCL:
     if (c->scattered) ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, h->ids[b][1], n, bs, s));

@@ -48,7 +48,10 @@ float km_test_rng_normal(uint64_t *state) {
 
 struct cJSON *km_test_read_json(const char *name) {
   char path[1024];
-  km_test_fixture(name, path, sizeof path);
+  return km_test_read_json_file(km_test_fixture(name, path, sizeof path));
+}
+
+struct cJSON *km_test_read_json_file(const char *path) {
   FILE *f = fopen(path, "rb");
   long n = -1;
   if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
