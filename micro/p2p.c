@@ -704,6 +704,7 @@ static void run_transfer(km_bench *b, const void *params) {
   const double t = km_bench_measure(b, enqueue_transfer, c, &w);
   if (t <= 0) return;
   const double bytes = moved_bytes(c), gbps = bytes / t / 1e9;
+  /* both directions at once move two requests' tokens in t: the time per token is over all of them */
   const double us = km_p2p_us_per_token(bytes, t, model_bytes_per_token(b));
   if (us > 0) km_bench_counter(b, "us_per_token", us);
   char how[320] = "";
@@ -748,7 +749,7 @@ static void run_transfer(km_bench *b, const void *params) {
 #define FIT(m_s, m_e, dir_s, dir_e, flags_)                                                                  \
   {"p2p/fit/" m_s "/" dir_s, "p2p",                                                                          \
    "latency-bandwidth fit t = alpha + bytes/beta of single " m_s " transfers, " dir_s                        \
-   "; axis: bytes per direction, 4 KiB..64 MiB in powers of 4",                                               \
+   "; axis: bytes per direction, 4 KiB..64 MiB in powers of 4 (bytes fitted: every direction's)",            \
    run_transfer, &(const p2p_params){m_e, dir_e, 0, 1, 0, 1}, (flags_), NULL}
 
 #define SCATTER_BASE_NAME(dir_s, bs_s, n_s) "baseline/p2p/scatter/" dir_s "/memcpy_peer/" bs_s "/n" n_s
