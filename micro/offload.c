@@ -12,7 +12,7 @@
 #include "bench.h"
 #include "bytes_table.h"
 #include "check.h"
-#include "fit.h"
+#include "copy_fit.h"
 #include "host_mem.h"
 #include "micro_tables.h"
 #include "offload_baselines.h"
@@ -313,73 +313,26 @@ static void run_contig(km_bench *b, const void *params) {
 
 /* ---------------------------------------------------------------- latency-bandwidth fit per series */
 
-/* The fit's sizes: 4 KiB .. 64 MiB in powers of 4. Past 64 MiB a copy is within 0.1% of the link
- * rate, so larger points only add time; the sweep rows up to 1 GiB show that directly. */
-enum { KM_OFFLOAD_FIT_POINTS = 8, KM_OFFLOAD_FIT_WARMUP = 2, KM_OFFLOAD_FIT_SAMPLES = 7 };
-static const size_t fit_bytes[KM_OFFLOAD_FIT_POINTS] = {4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB,
-                                                          1 * MIB, 4 * MIB,  16 * MIB, 64 * MIB};
-/* Counter names for the raw points (the --params output stores them beside the fit). */
-static const char *const fit_point_names[KM_OFFLOAD_FIT_POINTS] = {"us_4KiB", "us_16KiB", "us_64KiB", "us_256KiB",
-                                                                     "us_1MiB", "us_4MiB",  "us_16MiB", "us_64MiB"};
-
-/* Median time of one copy issued on an idle stream: what a lone reload costs, host-side submission
- * included. The harness's batched samples would hide that latency behind the next copy. */
-static int time_isolated(km_bench *b, contig_ctx *c, cudaEvent_t ev[2], double *seconds) {
-  cudaStream_t s = km_bench_stream(b);
-  double t[KM_OFFLOAD_FIT_SAMPLES];
-  for (int k = 0; k < KM_OFFLOAD_FIT_WARMUP + KM_OFFLOAD_FIT_SAMPLES; k++) {
-    float ms = 0.0f;
-    KM_CUDA_OR_FAIL(b, cudaEventRecord(ev[0], s));
-    KM_CUDA_OR_FAIL(b, enqueue_contig(c, k, s));
-    KM_CUDA_OR_FAIL(b, cudaEventRecord(ev[1], s));
-    KM_CUDA_OR_FAIL(b, cudaEventSynchronize(ev[1]));
-    KM_CUDA_OR_FAIL(b, cudaEventElapsedTime(&ms, ev[0], ev[1]));
-    if (k >= KM_OFFLOAD_FIT_WARMUP) t[k - KM_OFFLOAD_FIT_WARMUP] = ms * 1e-3;
-  }
-  *seconds = km_median_of(t, KM_OFFLOAD_FIT_SAMPLES);
-  return 0;
-}
-
-/* Time each fit size and fit t = alpha + bytes / beta (bytes crossing the link). 0 ok, -1 failed. */
-static int fit_series(km_bench *b, contig_ctx *c, double y[KM_OFFLOAD_FIT_POINTS], double *alpha, double *beta,
-                      double *r2) {
-  cudaEvent_t ev[2];
-  if (make_event(b, &ev[0], cudaEventDefault) || make_event(b, &ev[1], cudaEventDefault)) return -1;
-  double x[KM_OFFLOAD_FIT_POINTS];
-  const size_t keep = c->bytes;
-  for (int i = 0; i < KM_OFFLOAD_FIT_POINTS; i++) {
-    c->bytes = fit_bytes[i];
-    if (time_isolated(b, c, ev, &y[i]) != 0) return -1;
-    x[i] = (double)fit_bytes[i] * (c->dir == OFF_BIDIR ? 2 : 1);
-  }
-  c->bytes = keep;
-  double slope = 0.0;
-  if (km_fit_linear(x, y, KM_OFFLOAD_FIT_POINTS, alpha, &slope, r2) != 0 || !(slope > 0)) {
-    km_bench_fail(b, "latency-bandwidth fit failed (slope %g s/byte)", slope);
-    return -1;
-  }
-  *beta = 1.0 / slope;
-  return 0;
-}
+static void set_contig_size(void *arg, size_t bytes) { ((contig_ctx *)arg)->bytes = bytes; }
 
 static void run_fit(km_bench *b, const void *params) {
   const off_fit *p = params;
   char where[200];
   int node = pick_node(b, OFF_NEAR, where, sizeof where);
-  const size_t largest = fit_bytes[KM_OFFLOAD_FIT_POINTS - 1];
+  const size_t largest = KM_COPY_FIT_LARGEST;
+  const double directions = p->dir == OFF_BIDIR ? 2 : 1;
   contig_ctx c;
   if (contig_setup(b, p->dir, p->mem, node, largest, &c, where, sizeof where) != 0) return;
   if (contig_verify(b, &c) != 0) return; /* the largest size; the smaller ones are its prefixes */
-  double alpha = 0.0, beta = 0.0, r2 = 0.0, y[KM_OFFLOAD_FIT_POINTS];
-  if (fit_series(b, &c, y, &alpha, &beta, &r2) != 0) return;
-  km_work w = link_work((double)largest * (p->dir == OFF_BIDIR ? 2 : 1));
+  cudaEvent_t ev[2];
+  if (make_event(b, &ev[0], cudaEventDefault) || make_event(b, &ev[1], cudaEventDefault)) return;
+  km_copy_fit f;
+  if (km_copy_fit_run(b, enqueue_contig, &c, set_contig_size, directions, km_bench_stream(b), ev, &f) != 0) return;
+  km_work w = link_work((double)largest * directions);
   if (km_bench_measure(b, enqueue_contig, &c, &w) <= 0) return;
-  for (int i = 0; i < KM_OFFLOAD_FIT_POINTS; i++) km_bench_counter(b, fit_point_names[i], y[i] * 1e6);
-  km_bench_counter(b, "alpha_us", alpha * 1e6);
-  km_bench_counter(b, "beta_gbps", beta / 1e9);
-  km_bench_counter(b, "r2", r2);
-  km_bench_label(b, "t = %.2f us + bytes / %.2f GB/s (r2 %.4f, one copy each, 4KiB..64MiB); %s", alpha * 1e6,
-                 beta / 1e9, r2, where);
+  km_copy_fit_counters(b, &f);
+  km_bench_label(b, "t = %.2f us + bytes / %.2f GB/s (r2 %.4f, one copy each, 4KiB..64MiB); %s", f.alpha * 1e6,
+                 f.beta / 1e9, f.r2, where);
 }
 
 /* ---------------------------------------------------------------- scattered KV blocks */

@@ -14,7 +14,7 @@
 #include "bench.h"
 #include "bytes_table.h"
 #include "check.h"
-#include "fit.h"
+#include "copy_fit.h"
 #include "micro_tables.h"
 #include "offload_baselines.h"
 #include "offload_copy.h"
@@ -343,58 +343,52 @@ static int ctx_setup(km_bench *b, const p2p_params *p, int peer, size_t block_by
 
 /* ---------------------------------------------------------------- one transfer */
 
-/* What the sender issues: the copies that run on its copy engines or SMs, and the gathers. Each call is
+/* One direction's part of a transfer on one side: the sender's (copy engines, push kernels, gathers)
+ * before NCCL's exchange, the receiver's (pull kernels, the staging copy, scatters) after it. Each call is
  * made with the device of its stream current (kernels must be; copies then need not guess). */
-static cudaError_t sender_ops(p2p_ctx *c, p2p_half *h) {
-  const int a = h->a, b = h->b;
+static cudaError_t half_ops(p2p_ctx *c, p2p_half *h, int receiver) {
+  const int a = h->a, b = h->b, slot = receiver ? b : a;
   const size_t n = h->plan.nblocks, bs = h->plan.block_bytes;
-  cudaStream_t s = c->stream[a];
+  cudaStream_t s = c->stream[slot];
+  const int32_t *const *ids = (const int32_t *const *)h->ids[slot];
   cudaError_t e = cudaSuccess;
   switch (c->method) {
   case P2P_MEMCPY_PEER:
-    ON_SLOT(c, a, e, km_p2p_memcpy_peer_per_block(h->dsts, c->dev[b], h->srcs, c->dev[a], h->sizes, n, s));
-    return e;
+    if (!receiver)
+      ON_SLOT(c, a, e, km_p2p_memcpy_peer_per_block(h->dsts, c->dev[b], h->srcs, c->dev[a], h->sizes, n, s));
+    break;
   case P2P_BATCH:
-    ON_SLOT(c, a, e, km_offload_copy_batch(h->dsts, h->srcs, h->sizes, n, s));
-    return e;
-  case P2P_SM_PUSH:
-    ON_SLOT(c, a, e, km_p2p_copy_blocks(h->dst_pool, h->ids[a][1], h->src_pool, h->ids[a][0], n, bs, s));
-    return e;
-  case P2P_STAGING:
-    ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, h->ids[a][0], n, bs, s));
-    return e == cudaSuccess ? cudaEventRecord(h->gathered, s) : e;
-  case P2P_NCCL:
-    if (c->scattered) ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, h->ids[a][0], n, bs, s));
-    return e;
-  default: return cudaSuccess;
-  }
-}
-
-/* What the receiver issues after the sender's part (and NCCL's exchange). */
-static cudaError_t receiver_ops(p2p_ctx *c, p2p_half *h) {
-  const int a = h->a, b = h->b;
-  const size_t n = h->plan.nblocks, bs = h->plan.block_bytes;
-  cudaStream_t s = c->stream[b];
-  cudaError_t e = cudaSuccess;
-  switch (c->method) {
+    if (!receiver) ON_SLOT(c, a, e, km_offload_copy_batch(h->dsts, h->srcs, h->sizes, n, s));
+    break;
   case P2P_CUB:
-    ON_SLOT(c, b, e, km_paged_cub_batched(h->cub_temp, h->cub_temp_bytes, h->d_srcs, h->d_dsts, h->d_sizes, n, s));
-    return e;
+    if (receiver)
+      ON_SLOT(c, b, e, km_paged_cub_batched(h->cub_temp, h->cub_temp_bytes, h->d_srcs, h->d_dsts, h->d_sizes, n, s));
+    break;
   case P2P_SM_PULL:
-    ON_SLOT(c, b, e, km_p2p_copy_blocks(h->dst_pool, h->ids[b][1], h->src_pool, h->ids[b][0], n, bs, s));
-    return e;
+  case P2P_SM_PUSH:
+    if (slot == last_slot(c->method, h))
+      ON_SLOT(c, slot, e, km_p2p_copy_blocks(h->dst_pool, ids[1], h->src_pool, ids[0], n, bs, s));
+    break;
   case P2P_STAGING:
+    if (!receiver) {
+      ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, ids[0], n, bs, s));
+      if (e == cudaSuccess) e = cudaEventRecord(h->gathered, s);
+      break;
+    }
     e = cudaStreamWaitEvent(s, h->gathered, 0);
     if (e == cudaSuccess)
       ON_SLOT(c, b, e, cudaMemcpyPeerAsync(h->dst_stage, c->dev[b], h->src_stage, c->dev[a], n * bs, s));
-    if (e == cudaSuccess)
-      ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, h->ids[b][1], n, bs, s));
-    return e;
+    if (e == cudaSuccess) ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, ids[1], n, bs, s));
+    break;
   case P2P_NCCL:
-    if (c->scattered) ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, h->ids[b][1], n, bs, s));
-    return e;
-  default: return cudaSuccess;
+    if (c->scattered && !receiver)
+      ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, ids[0], n, bs, s));
+    if (c->scattered && receiver)
+      ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, ids[1], n, bs, s));
+    break;
+  default: break;
   }
+  return e;
 }
 
 /* Every direction's send and receive in one NCCL group: rank = slot. */
@@ -423,9 +417,9 @@ static cudaError_t enqueue_transfer(void *arg, int rep, cudaStream_t s) {
   }
   for (int sl = 0; e == cudaSuccess && c->time_directions && sl < c->nslots; sl++)
     e = cudaEventRecord(c->start[sl], c->stream[sl]);
-  for (int k = 0; e == cudaSuccess && k < c->nhalves; k++) e = sender_ops(c, &c->half[k]);
+  for (int k = 0; e == cudaSuccess && k < c->nhalves; k++) e = half_ops(c, &c->half[k], 0);
   if (e == cudaSuccess && c->method == P2P_NCCL) e = nccl_exchange(c);
-  for (int k = 0; e == cudaSuccess && k < c->nhalves; k++) e = receiver_ops(c, &c->half[k]);
+  for (int k = 0; e == cudaSuccess && k < c->nhalves; k++) e = half_ops(c, &c->half[k], 1);
   for (int k = 0; e == cudaSuccess && c->time_directions && k < c->nhalves; k++) {
     p2p_half *h = &c->half[k];
     e = cudaEventRecord(h->done, c->stream[last_slot(c->method, h)]);
@@ -493,26 +487,11 @@ static double moved_bytes(const p2p_ctx *c) {
   return bytes;
 }
 
-/* Isolated transfers: warm-ups, then the median of single transfers issued on an idle stream (what one
- * request's transfer costs, submission included; the harness's batches would hide that latency). */
-enum { KM_P2P_ISOLATED_WARMUP = 2, KM_P2P_ISOLATED_SAMPLES = 7 };
-
+/* One transfer timed alone on the bench stream (copy_fit.h), with two events of the run's GPU. */
 static int time_isolated(km_bench *b, p2p_ctx *c, double *seconds) {
-  cudaStream_t s = c->stream[0];
   cudaEvent_t ev[2];
   if (slot_event(b, c, 0, cudaEventDefault, &ev[0]) || slot_event(b, c, 0, cudaEventDefault, &ev[1])) return -1;
-  double t[KM_P2P_ISOLATED_SAMPLES];
-  for (int k = 0; k < KM_P2P_ISOLATED_WARMUP + KM_P2P_ISOLATED_SAMPLES; k++) {
-    float ms = 0.0f;
-    KM_CUDA_OR_FAIL(b, cudaEventRecord(ev[0], s));
-    KM_CUDA_OR_FAIL(b, enqueue_transfer(c, k, s));
-    KM_CUDA_OR_FAIL(b, cudaEventRecord(ev[1], s));
-    KM_CUDA_OR_FAIL(b, cudaEventSynchronize(ev[1]));
-    KM_CUDA_OR_FAIL(b, cudaEventElapsedTime(&ms, ev[0], ev[1]));
-    if (k >= KM_P2P_ISOLATED_WARMUP) t[k - KM_P2P_ISOLATED_WARMUP] = ms * 1e-3;
-  }
-  *seconds = km_median_of(t, KM_P2P_ISOLATED_SAMPLES);
-  return 0;
+  return km_copy_time_isolated(b, enqueue_transfer, c, c->stream[0], ev, seconds);
 }
 
 /* ---------------------------------------------------------------- figures beside GB/s */
@@ -594,40 +573,19 @@ static km_work transfer_work(km_bench *b, const p2p_ctx *c) {
 
 /* ---------------------------------------------------------------- latency-bandwidth fit over sizes */
 
-/* The declared sweep axis of every fit row: bytes per direction, 4 KiB .. 64 MiB in powers of 4, one
- * isolated transfer per sample. Past 64 MiB a copy is within 0.1% of its rate; the size rows up to 1 GiB
- * show that directly. */
-enum { KM_P2P_FIT_POINTS = 8 };
-static const size_t fit_bytes[KM_P2P_FIT_POINTS] = {4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB,
-                                                    1 * MIB, 4 * MIB,  16 * MIB, 64 * MIB};
-static const char *const fit_point_names[KM_P2P_FIT_POINTS] = {"us_4KiB", "us_16KiB", "us_64KiB", "us_256KiB",
-                                                               "us_1MiB", "us_4MiB",  "us_16MiB", "us_64MiB"};
-
 /* A contiguous transfer of `bytes` per direction: the buffers are the largest point's, the rest prefixes. */
-static void set_contiguous_bytes(p2p_ctx *c, size_t bytes) {
+static void set_contiguous_bytes(void *arg, size_t bytes) {
+  p2p_ctx *c = arg;
   for (int k = 0; k < c->nhalves; k++) {
     c->half[k].plan.block_bytes = bytes;
     if (c->half[k].sizes) c->half[k].sizes[0] = bytes;
   }
 }
 
-static int fit_series(km_bench *b, p2p_ctx *c) {
-  double x[KM_P2P_FIT_POINTS], y[KM_P2P_FIT_POINTS], alpha = 0, slope = 0, r2 = 0;
-  for (int i = 0; i < KM_P2P_FIT_POINTS; i++) {
-    set_contiguous_bytes(c, fit_bytes[i]);
-    if (time_isolated(b, c, &y[i])) return -1;
-    x[i] = moved_bytes(c);
-  }
-  set_contiguous_bytes(c, fit_bytes[KM_P2P_FIT_POINTS - 1]);
-  if (km_fit_linear(x, y, KM_P2P_FIT_POINTS, &alpha, &slope, &r2) != 0 || !(slope > 0)) {
-    km_bench_fail(b, "latency-bandwidth fit failed (slope %g s/byte)", slope);
-    return -1;
-  }
-  for (int i = 0; i < KM_P2P_FIT_POINTS; i++) km_bench_counter(b, fit_point_names[i], y[i] * 1e6);
-  km_bench_counter(b, "alpha_us", alpha * 1e6);
-  km_bench_counter(b, "beta_gbps", 1.0 / slope / 1e9);
-  km_bench_counter(b, "r2", r2);
-  return 0;
+static int fit_series(km_bench *b, p2p_ctx *c, km_copy_fit *f) {
+  cudaEvent_t ev[2];
+  if (slot_event(b, c, 0, cudaEventDefault, &ev[0]) || slot_event(b, c, 0, cudaEventDefault, &ev[1])) return -1;
+  return km_copy_fit_run(b, enqueue_transfer, c, set_contiguous_bytes, c->nhalves, c->stream[0], ev, f);
 }
 
 /* ---------------------------------------------------------------- the case */
@@ -662,14 +620,15 @@ static int enable_access(km_bench *b, int dev, int peer) {
   return 0;
 }
 
-static void describe(km_bench *b, const p2p_params *p, const p2p_ctx *c, const char *how) {
+static void describe(km_bench *b, const p2p_params *p, const p2p_ctx *c, const km_copy_fit *f, const char *how) {
   if (p->dir == P2P_SELF) {
     km_bench_label(b, "GPU %d, a rank of NCCL sending to itself; bytes read + written", c->dev[0]);
     return;
   }
-  char what[96];
-  if (p->fit)
-    snprintf(what, sizeof what, "fit t = alpha + bytes/beta over 4KiB..64MiB per direction");
+  char what[128];
+  if (f)
+    snprintf(what, sizeof what, "t = %.2f us + bytes / %.1f GB/s (r2 %.4f, one transfer each, 4KiB..64MiB)",
+             f->alpha * 1e6, f->beta / 1e9, f->r2);
   else if (p->scattered)
     snprintf(what, sizeof what, "%zu blocks of %zu KiB, random pool order on both GPUs", p->nblocks,
              p->block_bytes / KIB);
@@ -697,9 +656,11 @@ static void run_transfer(km_bench *b, const void *params) {
   const double ref = p->dir == P2P_SELF || km_bench_smoke(b) ? 0.0 : peer_copy_gbps(b, p->dir, peer);
   KM_RETURN_IF_STOPPED(b);
   p2p_ctx *c = km_bench_host_alloc(b, sizeof *c);
-  const size_t block_bytes = p->fit ? fit_bytes[KM_P2P_FIT_POINTS - 1] : p->block_bytes;
+  const size_t block_bytes = p->fit ? KM_COPY_FIT_LARGEST : p->block_bytes;
   if (!c || ctx_setup(b, p, peer, block_bytes, c) || transfer_verify(b, c)) return;
-  if (p->fit && !km_bench_smoke(b) && fit_series(b, c)) return;
+  km_copy_fit f;
+  const int fit = p->fit && !km_bench_smoke(b);
+  if (fit && fit_series(b, c, &f)) return;
   const km_work w = transfer_work(b, c);
   const double t = km_bench_measure(b, enqueue_transfer, c, &w);
   if (t <= 0) return;
@@ -707,6 +668,7 @@ static void run_transfer(km_bench *b, const void *params) {
   /* both directions at once move two requests' tokens in t: the time per token is over all of them */
   const double us = km_p2p_us_per_token(bytes, t, model_bytes_per_token(b));
   if (us > 0) km_bench_counter(b, "us_per_token", us);
+  if (fit) km_copy_fit_counters(b, &f);
   char how[320] = "";
   if (p->dir != P2P_SELF && !km_bench_smoke(b)) {
     if (ref > 0) {
@@ -719,7 +681,7 @@ static void run_transfer(km_bench *b, const void *params) {
     }
     link_share(b, c, &link, gbps, how, sizeof how);
   }
-  describe(b, p, c, how);
+  describe(b, p, c, fit ? &f : NULL, how);
 }
 
 /* ---------------------------------------------------------------- the sweep */
