@@ -621,8 +621,12 @@ static int enable_access(km_bench *b, int dev, int peer) {
 }
 
 static void describe(km_bench *b, const p2p_params *p, const p2p_ctx *c, const km_copy_fit *f, const char *how) {
+  char nccl[32] = "";
+  int v = 0;
+  if (p->method == P2P_NCCL && km_nccl_built(&v)) /* codes since 2.9: major x 10000 + minor x 100 + patch */
+    snprintf(nccl, sizeof nccl, "NCCL %d.%d.%d, ", v / 10000, v / 100 % 100, v % 100);
   if (p->dir == P2P_SELF) {
-    km_bench_label(b, "GPU %d, a rank of NCCL sending to itself; bytes read + written", c->dev[0]);
+    km_bench_label(b, "GPU %d, %sa rank sending to itself; bytes read + written", c->dev[0], nccl);
     return;
   }
   char what[128];
@@ -634,7 +638,7 @@ static void describe(km_bench *b, const p2p_params *p, const p2p_ctx *c, const k
              p->block_bytes / KIB);
   else
     snprintf(what, sizeof what, "contiguous");
-  km_bench_label(b, "GPU %d <-> GPU %d, %s; %s", c->dev[0], c->dev[1], what, how);
+  km_bench_label(b, "GPU %d <-> GPU %d, %s%s; %s", c->dev[0], c->dev[1], nccl, what, how);
 }
 
 static void run_transfer(km_bench *b, const void *params) {
