@@ -37,6 +37,7 @@ enum {
   NVML_VALUE_UNSIGNED_INT = 1,
   NVML_FEATURE_ENABLED = 1,
   NVML_NVLINK_REMOTE_SWITCH = 2, /* NVML_NVLINK_DEVICE_TYPE_SWITCH */
+  NVML_NVLINK_MAX_LINKS_TODAY = 18, /* NVML_NVLINK_MAX_LINKS */
 };
 
 typedef struct nvml_api {
@@ -110,6 +111,7 @@ static unsigned field_uint(const nvml_api *a, nvml_dev d, unsigned id) {
 /* One GPU's NVLinks. Returns how many ends were read. */
 static int read_ends(const nvml_api *a, nvml_dev d, km_nvlink_end *ends) {
   unsigned count = field_uint(a, d, NVML_FIELD_NVLINK_LINK_COUNT);
+  if (count == 0) count = NVML_NVLINK_MAX_LINKS_TODAY; /* a driver without the field: ask each link */
   if (count > KM_NVLINK_MAX_LINKS) count = KM_NVLINK_MAX_LINKS;
   for (unsigned l = 0; l < count; l++) {
     km_nvlink_end *e = &ends[l];
