@@ -12,11 +12,13 @@
 #include "bench.h"
 #include "bytes_table.h"
 #include "check.h"
+#include "copy_fit.h"
 #include "fit.h"
 #include "host_mem.h"
 #include "micro_tables.h"
 #include "offload_baselines.h"
 #include "offload_copy.h"
+#include "pattern.h"
 #include "stats.h"
 #include "topo.h"
 
@@ -55,48 +57,6 @@ typedef struct off_scatter {
   size_t nblocks;
   int per_token;
 } off_scatter;
-
-/* ---------------------------------------------------------------- pattern fill and bitwise check */
-
-/* Words as a bijective hash of their position: a block copied to the wrong place, a stale word or a
- * poison byte (0xFF) left behind all show as a mismatch. */
-static uint64_t pattern_word(uint64_t seed, uint64_t i) {
-  uint64_t z = seed + i * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* All sizes here are multiples of 4 KiB and buffers are page aligned, so whole 8-byte words suffice. */
-static void pattern_fill(void *p, size_t bytes, uint64_t seed, uint64_t first_word) {
-  uint64_t *w = p;
-  for (size_t i = 0; i < bytes / 8; i++) w[i] = pattern_word(seed, first_word + i);
-}
-
-static size_t pattern_check(km_bench *b, const void *p, size_t bytes, uint64_t seed, uint64_t first_word,
-                            const char *what) {
-  const uint64_t *w = p;
-  size_t bad = 0;
-  for (size_t i = 0; i < bytes / 8; i++) {
-    uint64_t want = pattern_word(seed, first_word + i);
-    if (w[i] == want) continue;
-    bad++;
-    km_bench_mismatch(b, "%s byte %zu: got %016llx want %016llx", what, i * 8, (unsigned long long)w[i],
-                      (unsigned long long)want);
-  }
-  return bad;
-}
-
-static size_t poison_check(km_bench *b, const void *p, size_t bytes, const char *what) {
-  const uint64_t *w = p;
-  size_t bad = 0;
-  for (size_t i = 0; i < bytes / 8; i++) {
-    if (w[i] == ~0ull) continue;
-    bad++;
-    km_bench_mismatch(b, "%s byte %zu: got %016llx, expected untouched 0xff", what, i * 8, (unsigned long long)w[i]);
-  }
-  return bad;
-}
 
 /* ---------------------------------------------------------------- placement and host buffers */
 
@@ -280,11 +240,11 @@ static int contig_verify(km_bench *b, contig_ctx *c) {
   const int h2d = c->dir != OFF_D2H, d2h = c->dir != OFF_H2D;
   const size_t n = c->bytes;
   if (h2d) {
-    pattern_fill(c->host[0], n, seed, 0);
+    km_pattern_fill(c->host[0], n, seed, 0);
     KM_CUDA_OR_FAIL(b, cudaMemsetAsync(c->dev[0], 0xFF, n, s));
   }
   if (d2h) {
-    pattern_fill(c->host[1], n, seed, d2h_first);
+    km_pattern_fill(c->host[1], n, seed, d2h_first);
     KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(c->dev[1], c->host[1], n, cudaMemcpyHostToDevice, s));
     KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
     memset(c->host[1], 0xFF, n);
@@ -294,14 +254,14 @@ static int contig_verify(km_bench *b, contig_ctx *c) {
   if (!km_bench_verify_enabled(b)) return 0;
   size_t bad = 0, words = 0;
   if (d2h) {
-    bad += pattern_check(b, c->host[1], n, seed, d2h_first, "d2h host");
+    bad += km_pattern_check(b, c->host[1], n, seed, d2h_first, "d2h host");
     words += n / 8;
   }
   if (h2d) {
     memset(c->host[0], 0xFF, n); /* so only the device's bytes can pass the check */
     KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(c->host[0], c->dev[0], n, cudaMemcpyDeviceToHost, s));
     KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
-    bad += pattern_check(b, c->host[0], n, seed, 0, "h2d device");
+    bad += km_pattern_check(b, c->host[0], n, seed, 0, "h2d device");
     words += n / 8;
   }
   return km_bench_verified(b, bad, words, "bitwise (8-byte words)") ? 0 : -1;
@@ -394,7 +354,7 @@ static void run_fit(km_bench *b, const void *params) {
   const off_fit *p = params;
   char where[200];
   int node = pick_node(b, OFF_NEAR, where, sizeof where);
-  const size_t largest = fit_bytes[KM_OFFLOAD_FIT_POINTS - 1];
+  const size_t largest = KM_COPY_FIT_LARGEST;
   contig_ctx c;
   if (contig_setup(b, p->dir, p->mem, node, largest, &c, where, sizeof where) != 0) return;
   if (contig_verify(b, &c) != 0) return; /* the largest size; the smaller ones are its prefixes */
@@ -453,17 +413,6 @@ static cudaError_t enqueue_scatter(void *arg, int rep, cudaStream_t s) {
   }
 }
 
-/* Fisher-Yates over the pool's block indices from the pattern hash as the random stream. */
-static void random_permutation(int32_t *perm, size_t n, uint64_t seed) {
-  for (size_t i = 0; i < n; i++) perm[i] = (int32_t)i;
-  for (size_t i = n - 1; i > 0; i--) {
-    size_t j = (size_t)(pattern_word(seed, i) % (i + 1));
-    int32_t t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
-}
-
 static int scatter_lists(km_bench *b, scatter_ctx *c) {
   c->dsts = km_bench_host_alloc(b, c->n * sizeof *c->dsts);
   c->srcs = km_bench_host_alloc(b, c->n * sizeof *c->srcs);
@@ -499,7 +448,7 @@ static int scatter_setup(km_bench *b, const off_scatter *p, int node, scatter_ct
   c->perm = km_bench_host_alloc(b, c->pool_blocks * sizeof *c->perm);
   c->ids_dev = km_bench_device_alloc(b, c->n * sizeof *c->ids_dev);
   if (!c->pool || (p->method == OFF_STAGING && !c->staging) || !c->host || !c->perm || !c->ids_dev) return -1;
-  random_permutation(c->perm, c->pool_blocks, km_bench_seed(b));
+  km_pattern_permutation(c->perm, c->pool_blocks, km_bench_seed(b));
   /* on the bench stream: a legacy-stream cudaMemcpy from pageable memory may return before its DMA
    * lands, and the (non-blocking) bench stream would not wait for it */
   KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(c->ids_dev, c->perm, c->n * sizeof *c->ids_dev, cudaMemcpyHostToDevice,
@@ -515,8 +464,8 @@ static size_t scatter_check_in(km_bench *b, scatter_ctx *c, const unsigned char 
   size_t bad = 0;
   for (size_t k = 0; k < c->pool_blocks; k++) {
     const unsigned char *blk = pool_copy + (size_t)c->perm[k] * c->bs;
-    bad += k < c->n ? pattern_check(b, blk, c->bs, seed, k * c->bs / 8, "pool block")
-                    : poison_check(b, blk, c->bs, "unlisted pool block");
+    bad += k < c->n ? km_pattern_check(b, blk, c->bs, seed, k * c->bs / 8, "pool block")
+                    : km_poison_check(b, blk, c->bs, "unlisted pool block");
   }
   return bad;
 }
@@ -525,7 +474,7 @@ static size_t scatter_check_in(km_bench *b, scatter_ctx *c, const unsigned char 
 static size_t scatter_check_out(km_bench *b, scatter_ctx *c, uint64_t seed) {
   size_t bad = 0;
   for (size_t i = 0; i < c->n; i++)
-    bad += pattern_check(b, c->host + i * c->bs, c->bs, seed, (size_t)c->perm[i] * c->bs / 8, "host block");
+    bad += km_pattern_check(b, c->host + i * c->bs, c->bs, seed, (size_t)c->perm[i] * c->bs / 8, "host block");
   return bad;
 }
 
@@ -538,10 +487,10 @@ static int scatter_verify(km_bench *b, scatter_ctx *c) {
   unsigned char *pool_copy = km_bench_host_alloc(b, pool_bytes);
   if (!pool_copy) return -1;
   if (c->dir == OFF_H2D) {
-    pattern_fill(c->host, run_bytes, seed, 0);
+    km_pattern_fill(c->host, run_bytes, seed, 0);
     KM_CUDA_OR_FAIL(b, cudaMemsetAsync(c->pool, 0xFF, pool_bytes, s));
   } else {
-    pattern_fill(pool_copy, pool_bytes, seed, 0);
+    km_pattern_fill(pool_copy, pool_bytes, seed, 0);
     KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(c->pool, pool_copy, pool_bytes, cudaMemcpyHostToDevice, s));
     KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
     memset(c->host, 0xFF, run_bytes);

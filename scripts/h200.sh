@@ -26,15 +26,29 @@ fi
 export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-note "revision ${KM_GIT_REV:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)} on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+note "revision ${KM_GIT_REV:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)} on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | paste -sd ';' -)"
+
+# NCCL for the p2p/nccl cases: $KM_NCCL_ROOT when set, else the CUDA toolkit's (CMake finds it there itself),
+# else PyTorch's nvidia-nccl wheel (include/nccl.h and lib/libnccl.so.2 under site-packages/nvidia/nccl).
+# None found: the build says so and those cases skip with the reason.
+nccl_root=${KM_NCCL_ROOT:-}
+if [ -z "$nccl_root" ] && ! ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h >/dev/null 2>&1; then
+  nccl_root=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+  [ -n "$nccl_root" ] && [ -f "$nccl_root/include/nccl.h" ] && ls "$nccl_root"/lib/libnccl.so* >/dev/null 2>&1 ||
+    nccl_root=""
+fi
+nccl_where=${nccl_root:+$nccl_root (KM_NCCL_ROOT)}
+[ -n "$nccl_where" ] || nccl_where=$(ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h 2>/dev/null | head -1 || true)
+note "nccl: ${nccl_where:-none found, the p2p/nccl cases skip}"
 if has build; then
   t0=$(date +%s)
   rm -f build/CMakeCache.txt # a warm machine keeps build/: start from the current tree's settings
   cmake -B build -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} \
+    ${nccl_root:+-DKM_NCCL_ROOT=$nccl_root} \
     ${KM_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$KM_ARCHS} >"$OUT/build.log" 2>&1 &&
     cmake --build build -j"$(nproc)" --target micro >>"$OUT/build.log" 2>&1
   rc=$?
-  note "build micro: exit $rc in $(( $(date +%s) - t0 )) s"
+  note "build micro: exit $rc in $(( $(date +%s) - t0 )) s; $(grep -m1 -- '-- NCCL' "$OUT/build.log" | sed 's/^-- //')"
   [ $rc -eq 0 ] || { grep -B2 -A8 -E "error|Error" "$OUT/build.log" | head -60; exit 1; }
   # the rest (tests, report) keeps going past a failure so the benchmarks still run
   cmake --build build -j"$(nproc)" -- -k >>"$OUT/build.log" 2>&1

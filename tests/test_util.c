@@ -46,9 +46,8 @@ float km_test_rng_normal(uint64_t *state) {
   return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-char *km_test_read_text(const char *name) {
-  char path[1024];
-  km_test_fixture(name, path, sizeof path);
+/* The whole file at `path` as a NUL-terminated string (malloc'ed), or NULL with a line on stderr. */
+static char *read_file_text(const char *path) {
   FILE *f = fopen(path, "rb");
   long n = -1;
   if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
@@ -60,10 +59,20 @@ char *km_test_read_text(const char *name) {
   return text;
 }
 
-struct cJSON *km_test_read_json(const char *name) {
-  char *text = km_test_read_text(name);
+char *km_test_read_text(const char *name) {
+  char path[1024];
+  return read_file_text(km_test_fixture(name, path, sizeof path));
+}
+
+struct cJSON *km_test_read_json_file(const char *path) {
+  char *text = read_file_text(path);
   cJSON *doc = text ? cJSON_Parse(text) : NULL;
   free(text);
-  if (!doc) fprintf(stderr, "cannot read fixture %s as JSON\n", name);
+  if (!doc) fprintf(stderr, "cannot read %s as JSON\n", path);
   return doc;
+}
+
+struct cJSON *km_test_read_json(const char *name) {
+  char path[1024];
+  return km_test_read_json_file(km_test_fixture(name, path, sizeof path));
 }

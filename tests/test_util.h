@@ -61,6 +61,8 @@ int km_test_have_gpu(void);
 char *km_test_read_text(const char *name);
 /* A fixture file parsed as JSON (any size); NULL, with a line on stderr, when missing or malformed. */
 struct cJSON *km_test_read_json(const char *name);
+/* The same for any path. */
+struct cJSON *km_test_read_json_file(const char *path);
 /* Path of a fixture file: $KM_FIXTURES/name, or fixtures/name. */
 const char *km_test_fixture(const char *name, char *buf, size_t len);
 
