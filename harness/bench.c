@@ -289,6 +289,29 @@ double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work 
   return median;
 }
 
+double km_bench_stage_us(km_bench *b, km_enqueue_fn fn, void *arg, int samples) {
+  if (!km_bench_ok(b)) return 0.0;
+  km_timer t;
+  char err[256];
+  double s[16];
+  if (samples < 1 || samples > 16) {
+    km_bench_fail(b, "km_bench_stage_us: %d samples (1..16)", samples);
+    return 0.0;
+  }
+  if (km_timer_init(&t, b->ctx->stream, fn, arg, KM_MIN_SAMPLE_SECONDS, err, sizeof err) != 0) {
+    km_bench_fail(b, "%s", err);
+    return 0.0;
+  }
+  int n = 0;
+  while (n < samples && km_timer_sample(&t, &s[n], err, sizeof err) == 0) ++n;
+  km_timer_destroy(&t);
+  if (n < samples) {
+    km_bench_fail(b, "%s", err);
+    return 0.0;
+  }
+  return km_median_of(s, (size_t)samples) * 1e6;
+}
+
 /* ---- the trampoline Google Benchmark calls */
 static void run_case(gb_state *st, void *arg) {
   km_registered *r = arg;

@@ -73,6 +73,10 @@ typedef struct km_work {
  * seconds per instance (0 on failure). */
 double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work);
 
+/* A stage's time for a counter: the median of `samples` samples (each >= 200 us of back-to-back launches,
+ * as km_bench_measure times them), in microseconds; 0 after recording a failure. */
+double km_bench_stage_us(km_bench *b, km_enqueue_fn fn, void *arg, int samples);
+
 /* Extra figures: accuracy, recall, stage times. Shown as counters and stored in the results. */
 void km_bench_counter(km_bench *b, const char *name, double value);
 void km_bench_label(km_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -16,26 +16,11 @@
 #include "sparse_ref.h"
 #include "verify.h"
 
-/* A Mamba model's layer shape, and the attention layer its crossover is measured against. */
-typedef struct mamba_model {
-  const char *name;
-  int nheads, headdim, dstate, ngroups, d_conv;
-  int attn_kv_heads, attn_head_dim; /* 0: no attention layers */
-} mamba_model;
-
-/* Nemotron-H-8B config.json (nvidia/Nemotron-H-8B-Base-8K; the nemotron-h-8b preset): mamba_num_heads 128,
- * mamba_head_dim 64, ssm_state_size 128, n_groups 8, conv_kernel 4; its attention layers 8 KV heads x 128. */
-static const mamba_model nemotron_h_8b = {"nemotron-h-8b", 128, 64, 128, 8, 4, 8, 128};
-/* Mamba-2 2.7B (state-spaces/mamba2-2.7b: d_model 2560, 64 layers, all Mamba2) with mamba_ssm's Mamba2
- * defaults (modules/mamba2.py): expand 2 -> d_inner 5120 = 80 heads x headdim 64, d_state 128, ngroups 1,
- * d_conv 4. No attention layers. */
-static const mamba_model mamba2_2p7b = {"mamba2-2.7b", 80, 64, 128, 1, 4, 0, 0};
-
 typedef enum mamba_op { MB_SSM = 0, MB_CONV, MB_STEP, MB_OP_COUNT } mamba_op;
 
 typedef struct mamba_params {
   mamba_op op;
-  const mamba_model *m;
+  const km_mamba_model *m;
   int batch;
   km_mamba_state_dtype dtype;
   int gated; /* z gate (Mamba-2 with rmsnorm=False); both models gate in the norm instead */
@@ -98,7 +83,7 @@ static cudaError_t enq(void *arg, int rep, cudaStream_t st) {
 static mb_run make_run(const mamba_params *p) {
   mb_run r;
   memset(&r, 0, sizeof r);
-  const mamba_model *m = p->m;
+  const km_mamba_model *m = p->m;
   r.op = p->op;
   r.d_inner = m->nheads * m->headdim;
   r.conv_dim = r.d_inner + 2 * m->ngroups * m->dstate;
@@ -369,8 +354,8 @@ static void run_mamba(km_bench *b, const void *params) {
   {"mamba/step/" mname "/" dname "/b" #bat, "hybrid_mamba",                                                    \
    "one Mamba layer's decode step: conv update, then the SSM update reading the conv output", run_mamba,       \
    MB(MB_STEP, m, bat, dt, 0), fl, NULL}
-#define NEMO nemotron_h_8b, "nemotron-h-8b"
-#define M2 mamba2_2p7b, "mamba2-2.7b"
+#define NEMO km_mamba_nemotron_h_8b, "nemotron-h-8b"
+#define M2 km_mamba_mamba2_2p7b, "mamba2-2.7b"
 #define F32 KM_MAMBA_STATE_F32, "f32"
 #define BF16 KM_MAMBA_STATE_BF16, "bf16"
 #define SSM_(...) SSM(__VA_ARGS__)
@@ -402,10 +387,10 @@ static const km_case mamba_cases[] = {
     SSM_(M2, BF16, 256, 0),
     {"mamba/ssm/mamba2-2.7b/f32/gated/b64", "hybrid_mamba",
      "the same update with the z gate applied in the kernel (Mamba-2 with rmsnorm=False)", run_mamba,
-     MB(MB_SSM, mamba2_2p7b, 64, KM_MAMBA_STATE_F32, 1), 0, NULL},
+     MB(MB_SSM, km_mamba_mamba2_2p7b, 64, KM_MAMBA_STATE_F32, 1), 0, NULL},
     {"mamba/ssm/mamba2-2.7b/f32/gated/b1", "hybrid_mamba",
      "the same update with the z gate applied in the kernel (Mamba-2 with rmsnorm=False)", run_mamba,
-     MB(MB_SSM, mamba2_2p7b, 1, KM_MAMBA_STATE_F32, 1), KM_CASE_QUICK, NULL},
+     MB(MB_SSM, km_mamba_mamba2_2p7b, 1, KM_MAMBA_STATE_F32, 1), KM_CASE_QUICK, NULL},
     CONV_(NEMO, 1, KM_CASE_QUICK),
     CONV_(NEMO, 16, 0),
     CONV_(NEMO, 64, 0),

@@ -6,6 +6,9 @@
 
 #include "sparse_ref.h"
 
+const km_mamba_model km_mamba_nemotron_h_8b = {"nemotron-h-8b", 128, 64, 128, 8, 4, 8, 128};
+const km_mamba_model km_mamba_mamba2_2p7b = {"mamba2-2.7b", 80, 64, 128, 1, 4, 0, 0};
+
 static double bf(uint16_t bits) { return (double)km_bf16_to_float(bits); }
 
 static double softplus(double x) { return x <= 20.0 ? log1p(exp(x)) : x; }

@@ -1,6 +1,6 @@
 /* CPU references for the mamba family, in fp64 from the same stored inputs, written apart from the kernels:
- * the selective state update and the causal conv1d update (kernels/mamba_state.h semantics), and the
- * tolerance checks the micro file and the tests share. */
+ * the selective state update and the causal conv1d update (kernels/mamba_state.h semantics), the
+ * tolerance checks the micro file and the tests share, and the model shapes the cases run. */
 #ifndef KM_MAMBA_REF_H
 #define KM_MAMBA_REF_H
 
@@ -8,6 +8,21 @@
 #include <stdint.h>
 
 #include "mamba_state.h"
+
+/* A Mamba model's layer shape, and the attention layer its crossover is measured against. */
+typedef struct km_mamba_model {
+  const char *name;
+  int nheads, headdim, dstate, ngroups, d_conv;
+  int attn_kv_heads, attn_head_dim; /* 0: no attention layers */
+} km_mamba_model;
+
+/* Nemotron-H-8B (config.json of nvidia/Nemotron-H-8B-Base-8K, the nemotron-h-8b preset): mamba_num_heads
+ * 128, mamba_head_dim 64, ssm_state_size 128, n_groups 8, conv_kernel 4; attention layers 8 KV heads x 128. */
+extern const km_mamba_model km_mamba_nemotron_h_8b;
+/* Mamba-2 2.7B (state-spaces/mamba2-2.7b: d_model 2560, 64 layers, all Mamba2) with mamba_ssm's Mamba2
+ * defaults (modules/mamba2.py): expand 2 -> d_inner 5120 = 80 heads x headdim 64, d_state 128, ngroups 1,
+ * d_conv 4. No attention layers. */
+extern const km_mamba_model km_mamba_mamba2_2p7b;
 
 /* Host copies of one step's inputs, laid out as kernels/mamba_state.h says; state_in holds fp32 or bf16
  * bits per s->state_dtype. */
