@@ -9,5 +9,6 @@ const km_case_table *const km_all_tables[] = {
     &km_offload_table,
     &km_mamba_table,
     &km_evict_table,
+    &km_compress_table,
 };
 const size_t km_all_table_count = sizeof km_all_tables / sizeof km_all_tables[0];
