@@ -64,3 +64,38 @@ struct cJSON *km_test_read_json(const char *name) {
   if (!doc) fprintf(stderr, "cannot read %s as JSON\n", path);
   return doc;
 }
+
+void *km_test_dev_filled(size_t bytes, int fill) {
+  void *d = NULL;
+  cudaError_t e = cudaMalloc(&d, bytes ? bytes : 1);
+  if (e == cudaSuccess) e = cudaMemset(d, fill, bytes ? bytes : 1);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "device buffer of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+    cudaFree(d);
+    return NULL;
+  }
+  return d;
+}
+
+void *km_test_dev_upload(const void *host, size_t bytes) {
+  void *d = km_test_dev_filled(bytes, 0);
+  if (d && bytes) {
+    cudaError_t e = cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+      fprintf(stderr, "upload of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+      cudaFree(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+int km_test_download(void *host, const void *dev, size_t bytes) {
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "download of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+    return -1;
+  }
+  return 0;
+}

@@ -62,6 +62,12 @@ struct cJSON *km_test_read_json(const char *name);
 /* Path of a fixture file: $KM_FIXTURES/name, or fixtures/name. */
 const char *km_test_fixture(const char *name, char *buf, size_t len);
 
+/* Device buffers for GPU tests: a copy of host data, or `bytes` set to `fill` (poison); NULL on failure
+ * (said on stderr). Bytes back to the host after the device finishes: 0 ok, -1 (said on stderr). */
+void *km_test_dev_upload(const void *host, size_t bytes);
+void *km_test_dev_filled(size_t bytes, int fill);
+int km_test_download(void *host, const void *dev, size_t bytes);
+
 #define KM_TEST_SKIP 77
 
 #endif
