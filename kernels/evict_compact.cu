@@ -2,8 +2,9 @@
 // (the forced last entry stands for the window). The compaction walks the compacted pools in their own
 // order: vector g of the output is piece (sequence, slot, head) = g / (head_dim / 8), so a CTA's stores are
 // contiguous (a destination block is block_size x kv_heads pieces back to back) and its loads are 16-byte
-// vectors of whole source pieces (head_dim x 2 bytes each). Each thread moves U vectors of K and of V,
-// all loaded before any is stored: 8 x 16 bytes in flight per thread, a CTA per tile.
+// vectors of whole source pieces (head_dim x 2 bytes each). A CTA per tile of 8 KiB of K and 8 KiB of V
+// (the shape of the 16 KiB-tile copy that reached 95% of the ceiling on the H200, roofline.cu); each thread
+// has 4 x 16 bytes in flight at 34 registers, 6 CTAs per SM.
 #include "evict.h"
 
 #include "paged_gather.h"
@@ -12,7 +13,7 @@
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;
+constexpr int kUnroll = 2;
 
 struct CompactArgs {
   const uint4 *k, *v;
@@ -23,17 +24,16 @@ struct CompactArgs {
   int kv_heads, budget, select_len, context, bps, dst_bps, block_size;
 };
 
-template <int VPP>  // 16-byte vectors per piece: head_dim / 8
-__global__ __launch_bounds__(kThreads) void compact_kernel(CompactArgs a) {
-  static_assert((VPP & (VPP - 1)) == 0, "head_dim / 8 is a power of two");
-  const uint32_t first = blockIdx.x * (uint32_t)(kThreads * kUnroll) + threadIdx.x;
+// One tile of kThreads x kUnroll vectors of K and of V: all index loads (selection, then both tables),
+// then all data loads, then all stores. FULL tiles (all but the grid's last) carry no bounds checks, so
+// the loads issue unpredicated, back to back.
+template <int VPP, bool FULL>
+__device__ __forceinline__ void compact_tile(const CompactArgs &a, uint32_t first) {
   size_t src[kUnroll], dst[kUnroll];
-  bool ok[kUnroll];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     const uint32_t g = first + u * kThreads;
-    ok[u] = g < a.total;
-    const uint32_t piece = (ok[u] ? g : 0u) / VPP, c = g % VPP;
+    const uint32_t piece = (FULL || g < a.total ? g : 0u) / VPP, c = g % VPP;
     const uint32_t sj = km_paged_div(a.by_heads, piece), h = piece - sj * a.kv_heads;
     const uint32_t b = km_paged_div(a.by_budget, sj), j = sj - b * a.budget;
     const uint32_t row = b * a.kv_heads + h;
@@ -47,16 +47,26 @@ __global__ __launch_bounds__(kThreads) void compact_kernel(CompactArgs a) {
   uint4 kv[kUnroll], vv[kUnroll];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u)
-    if (ok[u]) {
+    if (FULL || first + u * kThreads < a.total) {
       kv[u] = __ldg(a.k + src[u]);
       vv[u] = __ldg(a.v + src[u]);
     }
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u)
-    if (ok[u]) {
+    if (FULL || first + u * kThreads < a.total) {
       a.dk[dst[u]] = kv[u];
       a.dv[dst[u]] = vv[u];
     }
+}
+
+template <int VPP>  // 16-byte vectors per piece: head_dim / 8
+__global__ __launch_bounds__(kThreads) void compact_kernel(CompactArgs a) {
+  static_assert((VPP & (VPP - 1)) == 0, "head_dim / 8 is a power of two");
+  const uint32_t base = blockIdx.x * (uint32_t)(kThreads * kUnroll);
+  if (base + kThreads * kUnroll <= a.total)  // CTA-uniform
+    compact_tile<VPP, true>(a, base + threadIdx.x);
+  else
+    compact_tile<VPP, false>(a, base + threadIdx.x);
 }
 
 }  // namespace

@@ -90,18 +90,14 @@ struct Layout {
   static_assert(kRowVecs % kLanesPerRow == 0 && kVecsPerLane <= 2, "dstate 64/128/256");
 };
 
-// Grid: one warp per task; tasks run (sequence, head, row block) in that order, so a CTA's warps share a head.
-template <typename S, int DSTATE>
-__global__ __launch_bounds__(kThreads, (Layout<S, DSTATE>::kMinBlocks)) void ssm_update_kernel(km_mamba_ssm_shape s, km_mamba_ssm_args a,
-                                                              int tasks_per_head, long long tasks) {
+// One warp task: rows row0 .. row0 + kRowsPerTask - 1 of head (b, h). FULL tasks (all but a head's last
+// when headdim is not a multiple of kRowsPerTask) carry no row checks, so the state loads issue unpredicated.
+template <typename S, int DSTATE, bool FULL>
+__device__ __forceinline__ void ssm_task(const km_mamba_ssm_shape &s, const km_mamba_ssm_args &a, long long bh, int row0) {
   using L = Layout<S, DSTATE>;
   using IO = StateIO<S>;
   constexpr int PV = L::kPerVec, LPR = L::kLanesPerRow, VPL = L::kVecsPerLane, RPI = L::kRowsPerInstr;
   const int lane = threadIdx.x & 31;
-  const long long task = (long long)blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (task >= tasks) return;  // warp-uniform
-  const long long bh = task / tasks_per_head;
-  const int row0 = (int)(task - bh * tasks_per_head) * L::kRowsPerTask;
   const int b = (int)(bh / s.nheads), h = (int)(bh - (long long)b * s.nheads);
   const int g = h / (s.nheads / s.ngroups);
   const int cv = lane % LPR, ro = lane / LPR;  // this lane's first column vector and row within an instruction
@@ -112,7 +108,7 @@ __global__ __launch_bounds__(kThreads, (Layout<S, DSTATE>::kMinBlocks)) void ssm
 #pragma unroll
   for (int k = 0; k < L::kInstrs; ++k) {
     const int p = row0 + k * RPI + ro;
-    if (row0 + k * RPI < s.headdim) {  // headdim % RPI == 0: a whole instruction is in or out (warp-uniform)
+    if (FULL || row0 + k * RPI < s.headdim) {  // headdim % RPI == 0: a whole instruction is in or out
 #pragma unroll
       for (int j = 0; j < VPL; ++j)
         v[k][j] = *reinterpret_cast<const uint4 *>(state + (size_t)p * DSTATE + (cv + j * LPR) * PV);
@@ -138,7 +134,7 @@ __global__ __launch_bounds__(kThreads, (Layout<S, DSTATE>::kMinBlocks)) void ssm
   uint16_t *out = a.out + (size_t)bh * s.headdim;
 #pragma unroll
   for (int k = 0; k < L::kInstrs; ++k) {
-    if (row0 + k * RPI >= s.headdim) break;  // warp-uniform
+    if (!FULL && row0 + k * RPI >= s.headdim) break;  // warp-uniform
     const int p = row0 + k * RPI + ro;
     const float x = load_bf16_scalar(a.x + xrow + p);
     float y = 0.0f;
@@ -165,6 +161,21 @@ __global__ __launch_bounds__(kThreads, (Layout<S, DSTATE>::kMinBlocks)) void ssm
       out[p] = float_to_bf16_bits(y);
     }
   }
+}
+
+// Grid: one warp per task; tasks run (sequence, head, row block) in that order, so a CTA's warps share a head.
+template <typename S, int DSTATE>
+__global__ __launch_bounds__(kThreads, (Layout<S, DSTATE>::kMinBlocks)) void ssm_update_kernel(
+    km_mamba_ssm_shape s, km_mamba_ssm_args a, int tasks_per_head, long long tasks) {
+  using L = Layout<S, DSTATE>;
+  const long long task = (long long)blockIdx.x * kWarps + (threadIdx.x >> 5);
+  if (task >= tasks) return;  // warp-uniform
+  const long long bh = task / tasks_per_head;
+  const int row0 = (int)(task - bh * tasks_per_head) * L::kRowsPerTask;
+  if (row0 + L::kRowsPerTask <= s.headdim)  // warp-uniform
+    ssm_task<S, DSTATE, true>(s, a, bh, row0);
+  else
+    ssm_task<S, DSTATE, false>(s, a, bh, row0);
 }
 
 template <typename S, int DSTATE>
