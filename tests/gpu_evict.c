@@ -21,26 +21,11 @@
 #include "sparse_topk.h"
 #include "test_util.h"
 
-#define GUARD 256
-#define GUARD_BYTE 0xA5
-
 typedef struct ev_case {
   int batch, context, kv_heads, q_heads, head_dim, window, budget, kernel;
   km_evict_pool pool;
   int block_size, plant; /* plant: tokens per (sequence, head) given a large logit for every window query */
 } ev_case;
-
-static void *poisoned_guarded(size_t bytes) {
-  unsigned char *d = km_test_dev_filled(bytes + GUARD, GUARD_BYTE);
-  if (d && cudaMemset(d, 0xff, bytes) != cudaSuccess) return NULL;
-  return d;
-}
-
-static int guard_ok(const unsigned char *h, size_t bytes) {
-  for (size_t i = 0; i < GUARD; ++i)
-    if (h[bytes + i] != GUARD_BYTE) return 0;
-  return 1;
-}
 
 /* Keys of `per` random prefix tokens of each (b, h) := 8 sqrt(d) u, u the unit direction of the sum of the
  * group's window queries, so query r gives them a logit of 8 (q_r . u), about 8 (1 + sqrt(d / rows)) for
@@ -86,9 +71,9 @@ static void test_case(const ev_case *c, uint64_t seed) {
   uint16_t *k = malloc(pool_elems * 2), *v = malloc(pool_elems * 2), *q = malloc(q_elems * 2);
   int32_t *table = malloc(src_blocks * 4), *dst_table = malloc(dst_blocks * 4);
   unsigned char *planted = calloc((size_t)rows * P + 1, 1);
-  float *scores = malloc((size_t)rows * n * 4 + GUARD), *again = malloc((size_t)rows * n * 4);
-  int32_t *sel = malloc((size_t)rows * kk * 4 + GUARD), *want = malloc((size_t)kk * 4);
-  uint16_t *dk = malloc(dst_elems * 2 + GUARD), *dv = malloc(dst_elems * 2 + GUARD);
+  float *scores = malloc((size_t)rows * n * 4 + KM_TEST_GUARD_BYTES), *again = malloc((size_t)rows * n * 4);
+  int32_t *sel = malloc((size_t)rows * kk * 4 + KM_TEST_GUARD_BYTES), *want = malloc((size_t)kk * 4);
+  uint16_t *dk = malloc(dst_elems * 2 + KM_TEST_GUARD_BYTES), *dv = malloc(dst_elems * 2 + KM_TEST_GUARD_BYTES);
   uint16_t *wk = malloc(dst_elems * 2), *wv = malloc(dst_elems * 2);
   double *ref = malloc((size_t)n * sizeof *ref);
   if (!k || !v || !q || !table || !dst_table || !planted || !scores || !again || !sel || !want || !dk || !dv || !wk ||
@@ -108,9 +93,9 @@ static void test_case(const ev_case *c, uint64_t seed) {
   int32_t *d_dst_table = km_test_dev_upload(dst_table, (size_t)c->batch * dbps * 4);
   const size_t scratch_bytes = km_evict_scratch_bytes(&s);
   void *d_scratch = km_test_dev_filled(scratch_bytes, 0xff);
-  float *d_scores = poisoned_guarded((size_t)rows * n * 4);
-  int32_t *d_sel = poisoned_guarded((size_t)rows * kk * 4);
-  uint16_t *d_dk = poisoned_guarded(dst_elems * 2), *d_dv = poisoned_guarded(dst_elems * 2);
+  float *d_scores = km_test_dev_guarded(NULL, (size_t)rows * n * 4);
+  int32_t *d_sel = km_test_dev_guarded(NULL, (size_t)rows * kk * 4);
+  uint16_t *d_dk = km_test_dev_guarded(NULL, dst_elems * 2), *d_dv = km_test_dev_guarded(NULL, dst_elems * 2);
   if (!d_k || !d_v || !d_q || !d_table || !d_dst_table || !d_scratch || !d_scores || !d_sel || !d_dk || !d_dv) exit(1);
   KM_EXPECT(scratch_bytes > 0);
 
@@ -118,8 +103,11 @@ static void test_case(const ev_case *c, uint64_t seed) {
   if (e == cudaSuccess) e = km_evict_select(&s, d_scores, d_sel, 0);
   if (e == cudaSuccess) e = km_evict_compact(&s, d_k, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0);
   KM_EXPECT_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
-  if (km_test_download(scores, d_scores, (size_t)rows * n * 4 + GUARD) || km_test_download(sel, d_sel, (size_t)rows * kk * 4 + GUARD) ||
-      km_test_download(dk, d_dk, dst_elems * 2 + GUARD) || km_test_download(dv, d_dv, dst_elems * 2 + GUARD)) {
+  const size_t score_bytes = (size_t)rows * n * 4, sel_bytes = (size_t)rows * kk * 4, dst_bytes = dst_elems * 2;
+  if (km_test_download(scores, d_scores, score_bytes + KM_TEST_GUARD_BYTES) ||
+      km_test_download(sel, d_sel, sel_bytes + KM_TEST_GUARD_BYTES) ||
+      km_test_download(dk, d_dk, dst_bytes + KM_TEST_GUARD_BYTES) ||
+      km_test_download(dv, d_dv, dst_bytes + KM_TEST_GUARD_BYTES)) {
     ++km_test_failures;
     return;
   }
@@ -156,14 +144,14 @@ static void test_case(const ev_case *c, uint64_t seed) {
   KM_EXPECT_MSG(bad_sel == 0, "ctx %d d%d: %zu rows with another kept set", c->context, c->head_dim, bad_sel);
   KM_EXPECT_MSG(ties == 0, "ctx %d d%d: %ld kept/dropped tokens beyond a near-tie of fp64", c->context, c->head_dim, ties);
   KM_EXPECT_MSG(missed == 0, "ctx %d d%d: %zu planted tokens dropped", c->context, c->head_dim, missed);
-  KM_EXPECT(guard_ok((unsigned char *)scores, (size_t)rows * n * 4) && guard_ok((unsigned char *)sel, (size_t)rows * kk * 4));
+  KM_EXPECT(km_test_guard_intact(scores, score_bytes) && km_test_guard_intact(sel, sel_bytes));
 
   memset(wk, 0xff, dst_elems * 2);
   memset(wv, 0xff, dst_elems * 2);
   km_evict_ref_compact(&s, k, v, table, sel, wk, wv, dst_table);
   KM_EXPECT_MSG(memcmp(dk, wk, dst_elems * 2) == 0 && memcmp(dv, wv, dst_elems * 2) == 0,
                 "ctx %d budget %d bs %d: compacted pools differ", c->context, c->budget, c->block_size);
-  KM_EXPECT(guard_ok((unsigned char *)dk, dst_elems * 2) && guard_ok((unsigned char *)dv, dst_elems * 2));
+  KM_EXPECT(km_test_guard_intact(dk, dst_bytes) && km_test_guard_intact(dv, dst_bytes));
 
   /* refused: a window whose query rows are not whole warps, a head_dim it does not take, a misaligned pool */
   km_evict_shape bad = s;

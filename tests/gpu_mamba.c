@@ -18,34 +18,11 @@
 #include "sparse_ref.h"
 #include "test_util.h"
 
-#define GUARD 256
-#define GUARD_BYTE 0xA5
-
 static void fill_bf16(uint16_t *p, size_t n, uint64_t *st, float scale) {
   for (size_t i = 0; i < n; ++i) p[i] = km_float_to_bf16(scale * km_test_rng_normal(st));
 }
 
 static double uniform(uint64_t *st) { return (double)(km_test_rng_next(st) >> 11) / 9007199254740992.0; }
-
-/* A device copy of host data followed by GUARD guard bytes. */
-static void *upload_guarded(const void *h, size_t bytes) {
-  unsigned char *d = km_test_dev_filled(bytes + GUARD, GUARD_BYTE);
-  if (d && bytes && cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) return NULL;
-  return d;
-}
-
-/* `bytes` of poison (0xFF) followed by the guard. */
-static void *poisoned_guarded(size_t bytes) {
-  unsigned char *d = km_test_dev_filled(bytes + GUARD, GUARD_BYTE);
-  if (d && cudaMemset(d, 0xff, bytes) != cudaSuccess) return NULL;
-  return d;
-}
-
-static int guard_ok(const unsigned char *h, size_t bytes) {
-  for (size_t i = 0; i < GUARD; ++i)
-    if (h[bytes + i] != GUARD_BYTE) return 0;
-  return 1;
-}
 
 typedef struct ssm_case {
   int batch, nheads, headdim, dstate, ngroups;
@@ -65,7 +42,8 @@ static void test_ssm(const ssm_case *c, uint64_t seed) {
   uint64_t st = seed;
   uint16_t *xbc = malloc(n_row * 2), *dt = malloc(n_dt * 2), *z = malloc(n_z * 2);
   void *state = malloc(state_bytes);
-  unsigned char *state_got = malloc(state_bytes + GUARD), *out_got = malloc(n_out * 2 + GUARD);
+  unsigned char *state_got = malloc(state_bytes + KM_TEST_GUARD_BYTES);
+  unsigned char *out_got = malloc(n_out * 2 + KM_TEST_GUARD_BYTES);
   float *par = malloc(3 * (size_t)c->nheads * sizeof *par);
   double *ns = malloc((size_t)c->headdim * c->dstate * sizeof *ns), *nm = malloc((size_t)c->headdim * c->dstate * sizeof *nm);
   double *y = malloc((size_t)c->headdim * sizeof *y), *ym = malloc((size_t)c->headdim * sizeof *ym);
@@ -86,7 +64,7 @@ static void test_ssm(const ssm_case *c, uint64_t seed) {
   uint16_t *d_xbc = km_test_dev_upload(xbc, n_row * 2), *d_dt = km_test_dev_upload(dt, n_dt * 2);
   uint16_t *d_z = km_test_dev_upload(z, n_z * 2);
   float *d_par = km_test_dev_upload(par, 3 * (size_t)c->nheads * sizeof *par);
-  unsigned char *d_state = upload_guarded(state, state_bytes), *d_out = poisoned_guarded(n_out * 2);
+  unsigned char *d_state = km_test_dev_guarded(state, state_bytes), *d_out = km_test_dev_guarded(NULL, n_out * 2);
   KM_EXPECT(d_xbc && d_dt && d_z && d_par && d_state && d_out);
   if (!d_xbc || !d_dt || !d_z || !d_par || !d_state || !d_out) exit(1);
   km_mamba_ssm_args a = {d_state, d_xbc, d_dt, d_par, d_par + c->nheads, d_xbc + d_inner,
@@ -94,7 +72,8 @@ static void test_ssm(const ssm_case *c, uint64_t seed) {
                          c->has_z ? d_z : NULL, (uint16_t *)d_out};
   cudaError_t e = km_mamba_ssm_update(&s, &a, 0);
   KM_EXPECT_MSG(e == cudaSuccess, "ssm launch: %s", cudaGetErrorString(e));
-  if (km_test_download(state_got, d_state, state_bytes + GUARD) || km_test_download(out_got, d_out, n_out * 2 + GUARD)) {
+  if (km_test_download(state_got, d_state, state_bytes + KM_TEST_GUARD_BYTES) ||
+      km_test_download(out_got, d_out, n_out * 2 + KM_TEST_GUARD_BYTES)) {
     ++km_test_failures;
     return;
   }
@@ -121,7 +100,7 @@ static void test_ssm(const ssm_case *c, uint64_t seed) {
     }
   KM_EXPECT_MSG(bad == 0, "ssm b%d h%d p%d n%d g%d %s: %zu of %zu wrong", c->batch, c->nheads, c->headdim, c->dstate,
                 c->ngroups, c->dtype == KM_MAMBA_STATE_F32 ? "f32" : "bf16", bad, checked);
-  KM_EXPECT(guard_ok(state_got, state_bytes) && guard_ok(out_got, n_out * 2));
+  KM_EXPECT(km_test_guard_intact(state_got, state_bytes) && km_test_guard_intact(out_got, n_out * 2));
   /* refused: a dstate the kernel does not take, a misaligned state or B, a z gate without z */
   km_mamba_ssm_shape bad_s = s;
   bad_s.dstate = 96;
@@ -153,20 +132,22 @@ static void test_conv(const conv_case *c, uint64_t seed) {
   const size_t n_out = (size_t)c->batch * s.out_stride, n_w = (size_t)c->dim * (c->width + 1);
   uint64_t st = seed;
   uint16_t *state = malloc(n_state * 2), *x = malloc(n_x * 2), *w = malloc(n_w * 2), *want_state = malloc(n_state * 2);
-  unsigned char *state_got = malloc(n_state * 2 + GUARD), *out_got = malloc(n_out * 2 + GUARD);
+  unsigned char *state_got = malloc(n_state * 2 + KM_TEST_GUARD_BYTES);
+  unsigned char *out_got = malloc(n_out * 2 + KM_TEST_GUARD_BYTES);
   double *want = malloc(n_out * sizeof *want), *mag = malloc(n_out * sizeof *mag);
   if (!state || !x || !w || !want_state || !state_got || !out_got || !want || !mag) exit(1);
   fill_bf16(state, n_state, &st, 1.0f);
   fill_bf16(x, n_x, &st, 1.0f);
   fill_bf16(w, n_w, &st, 0.5f);
   uint16_t *d_x = km_test_dev_upload(x, n_x * 2), *d_w = km_test_dev_upload(w, n_w * 2);
-  unsigned char *d_state = upload_guarded(state, n_state * 2), *d_out = poisoned_guarded(n_out * 2);
+  unsigned char *d_state = km_test_dev_guarded(state, n_state * 2), *d_out = km_test_dev_guarded(NULL, n_out * 2);
   if (!d_x || !d_w || !d_state || !d_out) exit(1);
   km_mamba_conv_args a = {(uint16_t *)d_state, d_x, d_w, c->has_bias ? d_w + (size_t)c->dim * c->width : NULL,
                           (uint16_t *)d_out};
   cudaError_t e = km_mamba_conv_update(&s, &a, 0);
   KM_EXPECT_MSG(e == cudaSuccess, "conv launch: %s", cudaGetErrorString(e));
-  if (km_test_download(state_got, d_state, n_state * 2 + GUARD) || km_test_download(out_got, d_out, n_out * 2 + GUARD)) {
+  if (km_test_download(state_got, d_state, n_state * 2 + KM_TEST_GUARD_BYTES) ||
+      km_test_download(out_got, d_out, n_out * 2 + KM_TEST_GUARD_BYTES)) {
     ++km_test_failures;
     return;
   }
@@ -187,7 +168,7 @@ static void test_conv(const conv_case *c, uint64_t seed) {
   }
   KM_EXPECT_MSG(bad == 0, "conv w%d S%d dim %d silu %d bias %d: %zu wrong", c->width, c->state_len, c->dim, c->silu,
                 c->has_bias, bad);
-  KM_EXPECT(guard_ok(state_got, n_state * 2) && guard_ok(out_got, n_out * 2));
+  KM_EXPECT(km_test_guard_intact(state_got, n_state * 2) && km_test_guard_intact(out_got, n_out * 2));
   km_mamba_conv_shape bad_s = s;
   bad_s.width = 5;
   KM_EXPECT(km_mamba_conv_update(&bad_s, &a, 0) == cudaErrorInvalidValue);

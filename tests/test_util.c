@@ -99,3 +99,22 @@ int km_test_download(void *host, const void *dev, size_t bytes) {
   }
   return 0;
 }
+
+void *km_test_dev_guarded(const void *host, size_t bytes) {
+  unsigned char *d = km_test_dev_filled(bytes + KM_TEST_GUARD_BYTES, KM_TEST_GUARD_VALUE);
+  if (!d) return NULL;
+  cudaError_t e = host ? cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) : cudaMemset(d, 0xff, bytes);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "guarded buffer of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+    cudaFree(d);
+    return NULL;
+  }
+  return d;
+}
+
+int km_test_guard_intact(const void *downloaded, size_t bytes) {
+  const unsigned char *g = (const unsigned char *)downloaded + bytes;
+  for (size_t i = 0; i < KM_TEST_GUARD_BYTES; ++i)
+    if (g[i] != KM_TEST_GUARD_VALUE) return 0;
+  return 1;
+}
