@@ -424,6 +424,13 @@ int km_bench_measure_stage(km_bench *b, const char *name, km_enqueue_fn fn, void
   return 0;
 }
 
+double km_bench_stage_us(km_bench *b, const char *name, km_enqueue_fn fn, void *arg) {
+  km_work w;
+  memset(&w, 0, sizeof w);
+  km_stage st;
+  return km_bench_measure_stage(b, name, fn, arg, &w, KM_STAGE_BATCHED, &st) == 0 ? st.median_s * 1e6 : 0.0;
+}
+
 /* ---- the trampoline Google Benchmark calls */
 static void run_case(gb_state *st, void *arg) {
   km_registered *r = arg;

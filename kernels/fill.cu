@@ -49,6 +49,11 @@ __global__ void fill_normal_bf16(__nv_bfloat16 *dst, size_t n, uint64_t seed, fl
   }
 }
 
+__global__ void fill_normal_f32(float *dst, size_t n, uint64_t seed, float mean, float stddev) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = mean + normal_at(seed, i) * stddev;
+}
+
 __global__ void fill_index(int32_t *dst, size_t n, uint64_t seed, int32_t bound) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
     dst[i] = (int32_t)(hash2(seed, i) % (uint64_t)bound);
@@ -76,6 +81,13 @@ extern "C" cudaError_t km_fill_normal_bf16(uint16_t *dst, size_t n, uint64_t see
   const int threads = 256;
   if (n) fill_normal_bf16<<<grid_for(n, threads), threads, 0, stream>>>((__nv_bfloat16 *)dst, n, seed, stddev, channels,
                                                                     outlier_every, outlier_offset, outlier_scale);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_fill_normal_f32(float *dst, size_t n, uint64_t seed, float mean, float stddev,
+                                          cudaStream_t stream) {
+  const int threads = 256;
+  if (n) fill_normal_f32<<<grid_for(n, threads), threads, 0, stream>>>(dst, n, seed, mean, stddev);
   return cudaGetLastError();
 }
 

@@ -22,6 +22,9 @@ cudaError_t km_fill_normal_bf16(uint16_t *dst, size_t n, uint64_t seed, float st
                                 int outlier_every, int outlier_offset, float outlier_scale,
                                 cudaStream_t stream);
 
+/* n fp32 values drawn N(mean, stddev^2). */
+cudaError_t km_fill_normal_f32(float *dst, size_t n, uint64_t seed, float mean, float stddev, cudaStream_t stream);
+
 /* Random int32 in [0, bound) (bound > 0). */
 cudaError_t km_fill_random_index(int32_t *dst, size_t n, uint64_t seed, int32_t bound, cudaStream_t stream);
 

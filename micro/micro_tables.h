@@ -11,6 +11,9 @@ extern const km_case_table km_quant_table;    /* micro/quant.c */
 extern const km_case_table km_sparse_table;   /* micro/sparse.c */
 extern const km_case_table km_offload_table;  /* micro/offload.c */
 extern const km_case_table km_p2p_table;      /* micro/p2p.c */
+extern const km_case_table km_mamba_table;    /* micro/mamba.c */
+extern const km_case_table km_evict_table;    /* micro/evict.c */
+extern const km_case_table km_compress_table; /* micro/compress.c */
 
 extern const km_case_table *const km_all_tables[];
 extern const size_t km_all_table_count;

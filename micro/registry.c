@@ -9,5 +9,8 @@ const km_case_table *const km_all_tables[] = {
     &km_sparse_table,
     &km_offload_table,
     &km_p2p_table,
+    &km_mamba_table,
+    &km_evict_table,
+    &km_compress_table,
 };
 const size_t km_all_table_count = sizeof km_all_tables / sizeof km_all_tables[0];

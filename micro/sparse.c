@@ -12,15 +12,13 @@
 #include "sparse_cub_sort.h"
 #include "sparse_ref.h"
 #include "sparse_topk.h"
-#include "stats.h"
-#include "timer.h"
+#include "verify.h"
 
 #define PAGE KM_SPARSE_PAGE_TOKENS
 /* Score tolerance against the CPU: fp32 sums of d * group terms in another order; 1e-4 of the sum of
  * |terms| is ~100x the worst rounding seen for 512 terms, and far below any real score gap. */
 #define SCORE_REL_TOL 1e-4
 /* Stage times on pipeline rows: median of this many samples of >= 200 us each. */
-#define AUX_SAMPLES 5
 /* Dense-read partial XORs: one per warp of a persistent grid (132 SMs x 2,048 threads = 8,448 warps). */
 #define MAX_PARTIALS 65536
 /* Planted tokens per KV head for recall, and their logit range (random keys give logits ~ N(0, 1)). */
@@ -193,21 +191,6 @@ static int alloc_step(km_bench *b, sp_run *r) {
   return 0;
 }
 
-static void *to_host(km_bench *b, const void *dev, size_t bytes) {
-  void *h = km_bench_host_alloc(b, bytes ? bytes : 16);
-  if (!h) {
-    km_bench_fail(b, "out of host memory for %zu bytes of verification data", bytes);
-    return NULL;
-  }
-  cudaError_t e = cudaMemcpyAsync(h, dev, bytes, cudaMemcpyDeviceToHost, km_bench_stream(b));
-  if (e == cudaSuccess) e = cudaStreamSynchronize(km_bench_stream(b));
-  if (e != cudaSuccess) {
-    km_bench_fail(b, "copy of verification data failed: %s", cudaGetErrorString(e));
-    return NULL;
-  }
-  return h;
-}
-
 /* ------------------------------------------------------------------ checks (each adds to bad / n) */
 typedef struct sp_check {
   km_bench *b;
@@ -265,7 +248,7 @@ static int check_dense_xor(sp_check *c, sp_run *r, const uint16_t *keys, const u
   int used = 0;
   KM_CUDA_OR_FAIL(b, km_sparse_dense_read(r->keys, r->values, seq_bytes, r->partials, r->max_partials, &used,
                                           km_bench_stream(b)));
-  uint32_t *parts = to_host(b, r->partials, (size_t)used * sizeof(uint32_t));
+  uint32_t *parts = km_verify_to_host(b, r->partials, (size_t)used * sizeof(uint32_t));
   if (!parts) return -1;
   uint32_t got = 0;
   for (int i = 0; i < used; ++i) got ^= parts[i];
@@ -277,7 +260,7 @@ static int check_dense_xor(sp_check *c, sp_run *r, const uint16_t *keys, const u
 
 static int verify_dense(km_bench *b, sp_run *r) {
   const size_t seq_kv = r->kv_elems / r->s.batch;
-  uint16_t *keys = to_host(b, r->keys, seq_kv * 2), *values = to_host(b, r->values, seq_kv * 2);
+  uint16_t *keys = km_verify_to_host(b, r->keys, seq_kv * 2), *values = km_verify_to_host(b, r->values, seq_kv * 2);
   sp_check c = {b, 0, 0};
   if (!keys || !values || check_dense_xor(&c, r, keys, values) != 0) return -1;
   return km_bench_verified(b, c.bad, c.n, "sequence 0: XOR of all words read, bitwise") ? 0 : -1;
@@ -291,10 +274,10 @@ static int verify_step(km_bench *b, sp_run *r, int check_read, int check_dense) 
   const int d = r->s.head_dim;
   const size_t seq_kv = r->kv_elems / r->s.batch, seq_sum = r->sum_elems / r->s.batch;
   const size_t seq_scores = (size_t)r->s.kv_heads * r->pages, seq_out = r->out_elems / r->s.batch;
-  uint16_t *keys = to_host(b, r->keys, seq_kv * 2), *sum = to_host(b, r->summary, seq_sum * 2);
-  uint16_t *q = to_host(b, r->query, r->q_elems / r->s.batch * 2);
-  float *scores = to_host(b, r->scores, r->score_elems * sizeof(float));
-  int32_t *sel = to_host(b, r->sel, r->sel_elems * sizeof(int32_t));
+  uint16_t *keys = km_verify_to_host(b, r->keys, seq_kv * 2), *sum = km_verify_to_host(b, r->summary, seq_sum * 2);
+  uint16_t *q = km_verify_to_host(b, r->query, r->q_elems / r->s.batch * 2);
+  float *scores = km_verify_to_host(b, r->scores, r->score_elems * sizeof(float));
+  int32_t *sel = km_verify_to_host(b, r->sel, r->sel_elems * sizeof(int32_t));
   uint16_t *want_sum = km_bench_host_alloc(b, seq_sum * 2);
   float *want_sc = km_bench_host_alloc(b, seq_scores * sizeof(float)), *mag = km_bench_host_alloc(b, seq_scores * 4);
   if (!keys || !sum || !q || !scores || !sel || !want_sum || !want_sc || !mag) return -1;
@@ -304,9 +287,9 @@ static int verify_step(km_bench *b, sp_run *r, int check_read, int check_dense) 
   km_sparse_ref_score(q, sum, want_sc, mag, one);
   check_scores(&c, scores, want_sc, mag, seq_scores);
   check_topk(&c, scores, sel, r->topk_rows, r->pages, r->k, 0);
-  uint16_t *values = check_read || check_dense ? to_host(b, r->values, seq_kv * 2) : NULL;
+  uint16_t *values = check_read || check_dense ? km_verify_to_host(b, r->values, seq_kv * 2) : NULL;
   if (check_read) {
-    uint16_t *ko = to_host(b, r->k_out, seq_out * 2), *vo = to_host(b, r->v_out, seq_out * 2);
+    uint16_t *ko = km_verify_to_host(b, r->k_out, seq_out * 2), *vo = km_verify_to_host(b, r->v_out, seq_out * 2);
     uint16_t *wk = km_bench_host_alloc(b, seq_out * 2), *wv = km_bench_host_alloc(b, seq_out * 2);
     if (!values || !ko || !vo || !wk || !wv) return -1;
     const size_t per_row = (size_t)r->k * PAGE * d;
@@ -324,24 +307,6 @@ static int verify_step(km_bench *b, sp_run *r, int check_read, int check_dense) 
 }
 
 /* ------------------------------------------------------------------ timing helpers */
-static double aux_time_us(km_bench *b, km_enqueue_fn fn, void *arg) {
-  km_timer t;
-  char err[256];
-  double s[AUX_SAMPLES];
-  if (km_timer_init(&t, km_bench_stream(b), fn, arg, 200e-6, err, sizeof err) != 0) {
-    km_bench_fail(b, "%s", err);
-    return 0.0;
-  }
-  int n = 0;
-  while (n < AUX_SAMPLES && km_timer_sample(&t, &s[n], err, sizeof err) == 0) ++n;
-  km_timer_destroy(&t);
-  if (n < AUX_SAMPLES) {
-    km_bench_fail(b, "%s", err);
-    return 0.0;
-  }
-  return km_median_of(s, AUX_SAMPLES) * 1e6;
-}
-
 static double step_bytes_read(const sp_run *r) {
   const double gathered = 2.0 * r->out_elems * 2;
   return r->sum_elems * 2.0 + r->q_elems * 2.0 + r->score_elems * 4.0 + r->sel_elems * 4.0 + gathered;
@@ -367,8 +332,8 @@ static void run_pipeline(km_bench *b, const sparse_params *p) {
   uint16_t *hkeys = NULL, *hq = NULL;
   if (p->kind == SP_RECALL) {
     /* Planted data is made on the host for sequence 0 of copy 0, then re-summarised on the device. */
-    hkeys = to_host(b, r.keys, r.kv_elems * 2);
-    hq = to_host(b, r.query, r.q_elems * 2);
+    hkeys = km_verify_to_host(b, r.keys, r.kv_elems * 2);
+    hq = km_verify_to_host(b, r.query, r.q_elems * 2);
     if (!hkeys || !hq) return;
     km_sparse_ref_plant(hkeys, hq, r.s, PLANT_PER_HEAD, PLANT_LOGIT_LO, PLANT_LOGIT_HI, km_bench_seed(b));
     KM_CUDA(b, cudaMemcpyAsync(r.keys, hkeys, r.kv_elems * 2, cudaMemcpyHostToDevice, km_bench_stream(b)));
@@ -388,21 +353,20 @@ static void run_pipeline(km_bench *b, const sparse_params *p) {
   double recall = -1.0, oracle = -1.0;
   if (p->kind == SP_RECALL) {
     KM_CUDA(b, enq_pipeline(&r, 0, km_bench_stream(b)));
-    int32_t *sel = to_host(b, r.sel, r.sel_elems * 4);
+    int32_t *sel = km_verify_to_host(b, r.sel, r.sel_elems * 4);
     if (!sel) return;
     if (km_sparse_ref_recall(hkeys, hq, sel, r.k, r.s, &recall, &oracle) != 0) {
       km_bench_fail(b, "out of host memory computing recall");
       return;
     }
   }
-  const double score_us = aux_time_us(b, enq_score, &r), topk_us = aux_time_us(b, enq_topk_of_pipeline, &r);
-  const double read_us = aux_time_us(b, enq_read, &r), dense_us = aux_time_us(b, enq_dense, &r);
+  const double score_us = km_bench_stage_us(b, "score", enq_score, &r);
+  const double topk_us = km_bench_stage_us(b, "topk", enq_topk_of_pipeline, &r);
+  const double read_us = km_bench_stage_us(b, "read", enq_read, &r);
+  const double dense_us = km_bench_stage_us(b, "dense", enq_dense, &r);
   KM_RETURN_IF_STOPPED(b);
   const double sec = km_bench_measure(b, enq_pipeline, &r, &w);
-  km_bench_counter(b, "score_us", score_us);
-  km_bench_counter(b, "topk_us", topk_us);
-  km_bench_counter(b, "read_us", read_us);
-  km_bench_counter(b, "dense_us", dense_us);
+  (void)score_us, (void)topk_us, (void)read_us; /* counters score_us, topk_us, read_us, dense_us: the stages */
   if (sec > 0) km_bench_counter(b, "speedup_vs_dense", dense_us * 1e-6 / sec);
   km_bench_counter(b, "selected_fraction", (double)r.k / r.pages);
   if (recall >= 0) {
@@ -472,7 +436,7 @@ static void run_build(km_bench *b, const sparse_params *p) {
     sp_check c = {b, 0, 0};
     KM_CUDA(b, cudaMemsetAsync(r.summary, 0xff, r.sum_elems * 2, km_bench_stream(b)));
     KM_CUDA(b, km_sparse_summarize(r.keys, r.summary, r.s, km_bench_stream(b)));
-    uint16_t *keys = to_host(b, r.keys, r.kv_elems / r.s.batch * 2), *sum = to_host(b, r.summary, seq_sum * 2);
+    uint16_t *keys = km_verify_to_host(b, r.keys, r.kv_elems / r.s.batch * 2), *sum = km_verify_to_host(b, r.summary, seq_sum * 2);
     uint16_t *want = km_bench_host_alloc(b, seq_sum * 2);
     if (!keys || !sum || !want) return;
     km_sparse_ref_summarize(keys, want, one);
@@ -503,7 +467,7 @@ static int ref_page_upto(km_bench *b, const sp_run *r, const uint16_t *keys, int
  * page start), append on the GPU, and compare the pages with a CPU rebuild that includes the new token. */
 static int verify_append(km_bench *b, sp_run *r, const int32_t *pos) {
   const int d = r->s.head_dim, H = r->s.kv_heads;
-  uint16_t *keys = to_host(b, r->keys, r->kv_elems * 2), *sum = to_host(b, r->summary, r->sum_elems * 2);
+  uint16_t *keys = km_verify_to_host(b, r->keys, r->kv_elems * 2), *sum = km_verify_to_host(b, r->summary, r->sum_elems * 2);
   uint16_t *page = km_bench_host_alloc(b, (size_t)H * 2 * d * 2);
   if (!keys || !sum || !page) return -1;
   for (int i = 0; i < r->s.batch; ++i) {
@@ -517,7 +481,7 @@ static int verify_append(km_bench *b, sp_run *r, const int32_t *pos) {
   }
   KM_CUDA_OR_FAIL(b, cudaMemcpy(r->summary, sum, r->sum_elems * 2, cudaMemcpyHostToDevice));
   KM_CUDA_OR_FAIL(b, enq_append(r, 0, km_bench_stream(b)));
-  uint16_t *got = to_host(b, r->summary, r->sum_elems * 2);
+  uint16_t *got = km_verify_to_host(b, r->summary, r->sum_elems * 2);
   if (!got) return -1;
   sp_check c = {b, 0, 0};
   for (int i = 0; i < r->s.batch; ++i) {
@@ -567,8 +531,8 @@ static void run_score(km_bench *b, const sparse_params *p) {
     const size_t n = (size_t)r.s.kv_heads * r.pages;
     KM_CUDA(b, cudaMemsetAsync(r.scores, 0xff, r.score_elems * sizeof(float), st));
     KM_CUDA(b, enq_score(&r, 0, st));
-    uint16_t *sum = to_host(b, r.summary, r.sum_elems / r.s.batch * 2), *q = to_host(b, r.query, r.q_elems / r.s.batch * 2);
-    float *got = to_host(b, r.scores, n * sizeof(float));
+    uint16_t *sum = km_verify_to_host(b, r.summary, r.sum_elems / r.s.batch * 2), *q = km_verify_to_host(b, r.query, r.q_elems / r.s.batch * 2);
+    float *got = km_verify_to_host(b, r.scores, n * sizeof(float));
     float *want = km_bench_host_alloc(b, n * sizeof(float)), *mag = km_bench_host_alloc(b, n * sizeof(float));
     if (!sum || !q || !got || !want || !mag) return;
     km_sparse_ref_score(q, sum, want, mag, one);
@@ -616,8 +580,8 @@ static void run_topk(km_bench *b, const sparse_params *p) {
   if (km_bench_verify_enabled(b)) {
     KM_CUDA(b, cudaMemsetAsync(r.sel, 0xff, r.sel_elems * sizeof(int32_t), st));
     KM_CUDA(b, fn(&r, 0, st));
-    float *scores = to_host(b, r.scores, r.score_elems * sizeof(float));
-    int32_t *sel = to_host(b, r.sel, r.sel_elems * sizeof(int32_t));
+    float *scores = km_verify_to_host(b, r.scores, r.score_elems * sizeof(float));
+    int32_t *sel = km_verify_to_host(b, r.sel, r.sel_elems * sizeof(int32_t));
     if (!scores || !sel) return;
     sp_check c = {b, 0, 0};
     check_topk(&c, scores, sel, r.topk_rows, r.pages, r.k, p->kind == SP_CUB_TOPK);

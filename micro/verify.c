@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
 size_t km_verify_equal(km_bench *b, const void *got, const void *want, size_t bytes) {
   const unsigned char *g = got, *w = want;
   size_t bad = 0, words = bytes / 4;
@@ -23,4 +25,30 @@ size_t km_verify_filled(km_bench *b, const void *got, size_t bytes, unsigned cha
   for (size_t i = 0; i < bytes; i++)
     if (g[i] != value && bad++ < 16) km_bench_mismatch(b, "byte offset %zu: got 0x%02x, want 0x%02x", i, g[i], value);
   return bad;
+}
+
+void *km_verify_to_host(km_bench *b, const void *dev, size_t bytes) {
+  void *h = km_bench_host_alloc(b, bytes ? bytes : 16); /* NULL: recorded as a skip */
+  if (!h) return NULL;
+  cudaError_t e = cudaMemcpyAsync(h, dev, bytes, cudaMemcpyDeviceToHost, km_bench_stream(b));
+  if (e == cudaSuccess) e = cudaStreamSynchronize(km_bench_stream(b));
+  if (e != cudaSuccess) {
+    km_bench_fail(b, "copy of verification data failed: %s", cudaGetErrorString(e));
+    return NULL;
+  }
+  return h;
+}
+
+int km_verify_guard_set(km_bench *b, void *dev_end) {
+  cudaError_t e = cudaMemsetAsync(dev_end, KM_VERIFY_GUARD_VALUE, KM_VERIFY_GUARD_BYTES, km_bench_stream(b));
+  if (e != cudaSuccess) {
+    km_bench_fail(b, "guard fill failed: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  return 0;
+}
+
+size_t km_verify_guard_check(km_bench *b, const void *dev_end) {
+  const unsigned char *g = km_verify_to_host(b, dev_end, KM_VERIFY_GUARD_BYTES);
+  return g ? km_verify_filled(b, g, KM_VERIFY_GUARD_BYTES, KM_VERIFY_GUARD_VALUE) : KM_VERIFY_GUARD_BYTES;
 }

@@ -76,3 +76,57 @@ struct cJSON *km_test_read_json(const char *name) {
   char path[1024];
   return km_test_read_json_file(km_test_fixture(name, path, sizeof path));
 }
+
+void *km_test_dev_filled(size_t bytes, int fill) {
+  void *d = NULL;
+  cudaError_t e = cudaMalloc(&d, bytes ? bytes : 1);
+  if (e == cudaSuccess) e = cudaMemset(d, fill, bytes ? bytes : 1);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "device buffer of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+    cudaFree(d);
+    return NULL;
+  }
+  return d;
+}
+
+void *km_test_dev_upload(const void *host, size_t bytes) {
+  void *d = km_test_dev_filled(bytes, 0);
+  if (d && bytes) {
+    cudaError_t e = cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+      fprintf(stderr, "upload of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+      cudaFree(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+int km_test_download(void *host, const void *dev, size_t bytes) {
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "download of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+    return -1;
+  }
+  return 0;
+}
+
+void *km_test_dev_guarded(const void *host, size_t bytes) {
+  unsigned char *d = km_test_dev_filled(bytes + KM_TEST_GUARD_BYTES, KM_TEST_GUARD_VALUE);
+  if (!d) return NULL;
+  cudaError_t e = host ? cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) : cudaMemset(d, 0xff, bytes);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "guarded buffer of %zu bytes: %s\n", bytes, cudaGetErrorString(e));
+    cudaFree(d);
+    return NULL;
+  }
+  return d;
+}
+
+int km_test_guard_intact(const void *downloaded, size_t bytes) {
+  const unsigned char *g = (const unsigned char *)downloaded + bytes;
+  for (size_t i = 0; i < KM_TEST_GUARD_BYTES; ++i)
+    if (g[i] != KM_TEST_GUARD_VALUE) return 0;
+  return 1;
+}

@@ -66,6 +66,19 @@ struct cJSON *km_test_read_json_file(const char *path);
 /* Path of a fixture file: $KM_FIXTURES/name, or fixtures/name. */
 const char *km_test_fixture(const char *name, char *buf, size_t len);
 
+/* Device buffers for GPU tests: a copy of host data, or `bytes` set to `fill` (poison); NULL on failure
+ * (said on stderr). Bytes back to the host after the device finishes: 0 ok, -1 (said on stderr). */
+void *km_test_dev_upload(const void *host, size_t bytes);
+void *km_test_dev_filled(size_t bytes, int fill);
+int km_test_download(void *host, const void *dev, size_t bytes);
+/* A device output (host NULL: `bytes` of poison 0xFF) or input (a copy of host) followed by
+ * KM_TEST_GUARD_BYTES of KM_TEST_GUARD_VALUE; after the download of bytes + the guard, 1 when the guard is
+ * intact. */
+#define KM_TEST_GUARD_BYTES 256
+#define KM_TEST_GUARD_VALUE 0xA5
+void *km_test_dev_guarded(const void *host, size_t bytes);
+int km_test_guard_intact(const void *downloaded, size_t bytes);
+
 #define KM_TEST_SKIP 77
 
 #endif
