@@ -82,6 +82,8 @@ uint64_t km_bench_seed(km_bench *b) {
   return mix64(b->ctx->seed_base ^ mix64((uint64_t)ts.tv_nsec + (++b->seeds_drawn << 32)));
 }
 
+uint64_t km_bench_run_seed(const km_bench *b) { return mix64(b->ctx->seed_base); }
+
 /* ---- outcome */
 static void set_message(km_bench *b, const char *prefix, const char *fmt, va_list ap) {
   int n = snprintf(b->message, sizeof b->message, "%s", prefix);

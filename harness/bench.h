@@ -34,6 +34,9 @@ size_t km_bench_ceiling_bytes(const km_bench *b);
 int km_bench_rotation(const km_bench *b, size_t bytes);
 /* A fresh seed for each call (time- and counter-based): never the same data twice. */
 uint64_t km_bench_seed(km_bench *b);
+/* One seed for the whole run (the same in every case, fresh each run): the data an accuracy sweep shares
+ * across its cases, so that its points differ only by the swept parameter. */
+uint64_t km_bench_run_seed(const km_bench *b);
 /* The hwloc topology of this run (harness/topo.h); NULL when it could not be loaded. */
 struct km_topo *km_bench_topo(km_bench *b);
 

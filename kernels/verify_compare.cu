@@ -1,6 +1,7 @@
 // The device comparisons of kernels/verify_compare.h: one thread per element in a grid-stride loop, an
 // atomic count, and the first few mismatches kept by the slot the count hands out.
 #include "verify_compare.h"
+#include "verify_diff.cuh"
 
 namespace {
 
@@ -19,20 +20,11 @@ __device__ __forceinline__ uint32_t load_elem(const unsigned char *p, size_t i, 
   return reinterpret_cast<const uint32_t *>(p)[i];
 }
 
-__device__ __forceinline__ void record(km_diff *d, size_t i, uint32_t got, uint32_t want) {
-  const unsigned long long slot = atomicAdd(&d->count, 1ull);
-  if (slot < KM_DIFF_KEPT) {
-    d->index[slot] = i;
-    d->got[slot] = got;
-    d->want[slot] = want;
-  }
-}
-
 __global__ void compare_kernel(const unsigned char *got, const unsigned char *want, size_t n, int elem_bytes,
                                size_t stride, int max_ulp, km_diff *d) {
   for (size_t i = blockIdx.x * (size_t)kThreads + threadIdx.x; i < n; i += (size_t)gridDim.x * kThreads) {
     const uint32_t g = load_elem(got, i * stride, elem_bytes), w = load_elem(want, i * stride, elem_bytes);
-    if (km_verify_differs(g, w, elem_bytes, max_ulp)) record(d, i, g, w);
+    if (km_verify_differs(g, w, elem_bytes, max_ulp)) km_diff_record(d, i, g, w);
   }
 }
 
@@ -40,7 +32,7 @@ __global__ void close_kernel(const float *got, const float *want, const float *m
                              km_diff *d) {
   for (size_t i = blockIdx.x * (size_t)kThreads + threadIdx.x; i < n; i += (size_t)gridDim.x * kThreads) {
     const float g = got[i], w = want[i];
-    if (!(fabsf(g - w) <= rel_tol * mag[i])) record(d, i, __float_as_uint(g), __float_as_uint(w));
+    if (!(fabsf(g - w) <= rel_tol * mag[i])) km_diff_record(d, i, __float_as_uint(g), __float_as_uint(w));
   }
 }
 

@@ -71,8 +71,7 @@ static void report(km_check *c, const char *what, const km_diff *d, size_t n) {
   c->n += n;
 }
 
-/* Zero the scratch before a device comparison adds to it. 0 ok, -1 when the case already stopped or failed here. */
-static int begin_device(km_check *c, const char *what) {
+int km_check_begin(km_check *c, const char *what) {
   if (!km_bench_ok(c->b)) return -1;
   cudaError_t e = cudaMemsetAsync(c->diff, 0, sizeof *c->diff, km_bench_stream(c->b));
   if (e == cudaSuccess) return 0;
@@ -80,8 +79,7 @@ static int begin_device(km_check *c, const char *what) {
   return -1;
 }
 
-/* After the comparison was enqueued (its launch error in `launched`): bring the scratch back and report it. */
-static void finish_device(km_check *c, const char *what, size_t n, cudaError_t launched) {
+void km_check_end(km_check *c, const char *what, size_t n, cudaError_t launched) {
   cudaStream_t s = km_bench_stream(c->b);
   km_diff d;
   cudaError_t e = launched;
@@ -96,15 +94,15 @@ static void finish_device(km_check *c, const char *what, size_t n, cudaError_t l
 
 void km_check_device(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
                      size_t stride, int max_ulp) {
-  if (begin_device(c, what) != 0) return;
-  finish_device(c, what, n,
+  if (km_check_begin(c, what) != 0) return;
+  km_check_end(c, what, n,
                 km_verify_compare(got, want, n, elem_bytes, stride, max_ulp, c->diff, km_bench_stream(c->b)));
 }
 
 void km_check_device_close(km_check *c, const char *what, const float *got, const float *want, const float *mag,
                            size_t n, float rel_tol) {
-  if (begin_device(c, what) != 0) return;
-  finish_device(c, what, n, km_verify_compare_close(got, want, mag, n, rel_tol, c->diff, km_bench_stream(c->b)));
+  if (km_check_begin(c, what) != 0) return;
+  km_check_end(c, what, n, km_verify_compare_close(got, want, mag, n, rel_tol, c->diff, km_bench_stream(c->b)));
 }
 
 void km_check_host(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,

@@ -39,6 +39,10 @@ void km_check_device_close(km_check *c, const char *what, const float *got, cons
 /* The same comparison of host buffers (a CPU slice against the CPU reference). */
 void km_check_host(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
                    size_t stride, int max_ulp);
+/* A family's own device check that adds to c->diff: km_check_begin zeroes it (0 ok, -1 when the case has
+ * stopped), km_check_end takes the launch's error, brings the result back and reports it as n checked. */
+int km_check_begin(km_check *c, const char *what);
+void km_check_end(km_check *c, const char *what, size_t n, cudaError_t launched);
 /* A family's own check: bad of n. */
 void km_check_add(km_check *c, size_t bad, size_t n);
 /* km_bench_verified over everything checked. Returns 1 when it passed. */
