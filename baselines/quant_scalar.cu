@@ -25,21 +25,26 @@ __global__ void fp8_amax_rows(const uint16_t *src, float *scales, size_t rows, i
   scales[r] = __fdiv_rn(a, fmax);
 }
 
-__global__ void fp8_encode_elems(const uint16_t *src, const float *scales, uint8_t *dst, size_t n, int d,
-                                 __nv_fp8_interpretation_t fmt) {
+// The scale of row r: its own (per token-head), its head's (per head) or the tensor's.
+__device__ __forceinline__ size_t scale_index(km_quant_granularity g, size_t row, int heads) {
+  return g == KM_QUANT_PER_TOKEN_HEAD ? row : g == KM_QUANT_PER_HEAD ? row % (size_t)heads : 0;
+}
+
+__global__ void fp8_encode_elems(const uint16_t *src, const float *scales, uint8_t *dst, size_t n, int d, int heads,
+                                 km_quant_granularity g, __nv_fp8_interpretation_t fmt) {
   const size_t i = (size_t)blockIdx.x * kThreads + threadIdx.x;
   if (i >= n) return;
-  const float s = scales[i / d];
+  const float s = scales[scale_index(g, i / d, heads)];
   const float inv = s > 0.0f ? __fdiv_rn(1.0f, s) : 0.0f;
   dst[i] = __nv_cvt_float_to_fp8(__fmul_rn(bf(src[i]), inv), __NV_SATFINITE, fmt);
 }
 
-__global__ void fp8_decode_elems(const uint8_t *src, const float *scales, uint16_t *dst, size_t n, int d,
-                                 __nv_fp8_interpretation_t fmt) {
+__global__ void fp8_decode_elems(const uint8_t *src, const float *scales, uint16_t *dst, size_t n, int d, int heads,
+                                 km_quant_granularity g, __nv_fp8_interpretation_t fmt) {
   const size_t i = (size_t)blockIdx.x * kThreads + threadIdx.x;
   if (i >= n) return;
   const float v = __half2float(__half(__nv_cvt_fp8_to_halfraw(src[i], fmt)));
-  dst[i] = to_bf(__fmul_rn(v, scales[i / d]));
+  dst[i] = to_bf(__fmul_rn(v, scales[scale_index(g, i / d, heads)]));
 }
 
 // Record layout (quant_3bit.h): 12 code bytes, fp16 scale, fp16 zero per group of 32.
@@ -178,22 +183,24 @@ __nv_fp8_interpretation_t interp(km_fp8_format f) { return f == KM_FP8_E4M3 ? __
 }  // namespace
 
 extern "C" cudaError_t km_scalar_fp8_quantize(const uint16_t *src, uint8_t *dst, float *scales, size_t tokens, int heads,
-                                              int d, km_fp8_format fmt, cudaStream_t stream) {
-  if (!dims_ok(heads, d)) return cudaErrorInvalidValue;
+                                              int d, km_fp8_format fmt, km_quant_granularity gran, cudaStream_t stream) {
+  if (!dims_ok(heads, d) || gran >= KM_QUANT_GRANULARITY_COUNT) return cudaErrorInvalidValue;
   const size_t rows = tokens * heads, n = rows * d;
   if (!n) return cudaSuccess;
-  fp8_amax_rows<<<blocks_for(rows), kThreads, 0, stream>>>(src, scales, rows, d,
-                                                            fmt == KM_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX);
-  fp8_encode_elems<<<blocks_for(n), kThreads, 0, stream>>>(src, scales, dst, n, d, interp(fmt));
+  if (gran == KM_QUANT_PER_TOKEN_HEAD)
+    fp8_amax_rows<<<blocks_for(rows), kThreads, 0, stream>>>(src, scales, rows, d,
+                                                              fmt == KM_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX);
+  fp8_encode_elems<<<blocks_for(n), kThreads, 0, stream>>>(src, scales, dst, n, d, heads, gran, interp(fmt));
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t km_scalar_fp8_dequantize(const uint8_t *src, const float *scales, uint16_t *dst, size_t tokens,
-                                                int heads, int d, km_fp8_format fmt, cudaStream_t stream) {
-  if (!dims_ok(heads, d)) return cudaErrorInvalidValue;
+                                                int heads, int d, km_fp8_format fmt, km_quant_granularity gran,
+                                                cudaStream_t stream) {
+  if (!dims_ok(heads, d) || gran >= KM_QUANT_GRANULARITY_COUNT) return cudaErrorInvalidValue;
   const size_t n = tokens * heads * d;
   if (!n) return cudaSuccess;
-  fp8_decode_elems<<<blocks_for(n), kThreads, 0, stream>>>(src, scales, dst, n, d, interp(fmt));
+  fp8_decode_elems<<<blocks_for(n), kThreads, 0, stream>>>(src, scales, dst, n, d, heads, gran, interp(fmt));
   return cudaGetLastError();
 }
 

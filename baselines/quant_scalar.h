@@ -15,11 +15,12 @@
 extern "C" {
 #endif
 
-/* fp8 per-token-head: a thread per row finds amax and writes the scale, then a thread per element. */
+/* fp8 with the granularities of quant_fp8.h: per-token-head, a thread per row finds amax and writes the
+ * scale; then (every granularity) a thread per element reads its row's scale and encodes. */
 cudaError_t km_scalar_fp8_quantize(const uint16_t *src, uint8_t *dst, float *scales, size_t tokens, int heads,
-                                   int head_dim, km_fp8_format fmt, cudaStream_t stream);
+                                   int head_dim, km_fp8_format fmt, km_quant_granularity gran, cudaStream_t stream);
 cudaError_t km_scalar_fp8_dequantize(const uint8_t *src, const float *scales, uint16_t *dst, size_t tokens, int heads,
-                                     int head_dim, km_fp8_format fmt, cudaStream_t stream);
+                                     int head_dim, km_fp8_format fmt, km_quant_granularity gran, cudaStream_t stream);
 /* uniform 3-bit: a thread per group writes scale + zero, then a thread per code byte; dequantize a
  * thread per element. */
 cudaError_t km_scalar_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,

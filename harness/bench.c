@@ -91,6 +91,8 @@ uint64_t km_bench_seed(km_bench *b) {
   return mix64(b->ctx->seed_base ^ mix64((uint64_t)ts.tv_nsec + (++b->seeds_drawn << 32)));
 }
 
+uint64_t km_bench_run_seed(const km_bench *b) { return mix64(b->ctx->seed_base); }
+
 /* ---- outcome */
 static void set_message(km_bench *b, const char *prefix, const char *fmt, va_list ap) {
   int n = snprintf(b->message, sizeof b->message, "%s", prefix);
@@ -380,30 +382,31 @@ static int time_batched(km_bench *b, km_enqueue_fn fn, void *arg, sample_list *l
   return rc;
 }
 
-int km_bench_measure_stage(km_bench *b, const char *name, km_enqueue_fn fn, void *arg, const km_work *work,
-                           km_stage_mode mode, km_stage *out) {
-  if (!km_bench_ok(b)) return -1;
+/* May stage `name` be timed now? Fails the case when not. */
+static int stage_allowed(km_bench *b, const char *name) {
+  if (!km_bench_ok(b)) return 0;
   if (!stage_name_ok(name)) {
     km_bench_fail(b, "stage name '%s': expected letters, digits and '_'", name ? name : "(null)");
-    return -1;
+    return 0;
   }
   if (!b->verified && km_bench_verify_enabled(b)) {
     km_bench_fail(b, "stage %s timed before the case was verified", name);
-    return -1;
+    return 0;
   }
-  sample_list l = {NULL, 0, 0};
-  char err[256];
-  const int n = b->ctx->samples > 0 ? b->ctx->samples : 1;
-  int rc = mode == KM_STAGE_ISOLATED ? time_isolated(b, fn, arg, &l, n, err, sizeof err)
-                                     : time_batched(b, fn, arg, &l, n, err, sizeof err);
+  return 1;
+}
+
+/* A stage's counters from its samples (rc: how taking them went, err its reason); frees the samples. */
+static int stage_report(km_bench *b, const char *name, sample_list *l, int rc, char *err, size_t errlen,
+                        const km_work *work, km_stage *out) {
   km_stats s;
-  if (rc == 0 && km_stats_compute(l.v, l.n, &s) != 0) {
-    snprintf(err, sizeof err, "no valid samples");
+  if (rc == 0 && km_stats_compute(l->v, l->n, &s) != 0) {
+    snprintf(err, errlen, "no valid samples");
     rc = -1;
   }
-  free(l.v);
+  free(l->v);
   if (rc != 0) {
-    km_bench_fail(b, "stage %s: %s", name, err);
+    if (km_bench_ok(b)) km_bench_fail(b, "stage %s: %s", name, err);
     return -1;
   }
   char key[128];
@@ -422,6 +425,37 @@ int km_bench_measure_stage(km_bench *b, const char *name, km_enqueue_fn fn, void
   }
   if (out) *out = (km_stage){s.median, s.cv, s.n, km_stats_noisy(&s)};
   return 0;
+}
+
+static int stage_sample_count(const km_bench *b) { return b->ctx->samples > 0 ? b->ctx->samples : 1; }
+
+int km_bench_measure_stage(km_bench *b, const char *name, km_enqueue_fn fn, void *arg, const km_work *work,
+                           km_stage_mode mode, km_stage *out) {
+  if (!stage_allowed(b, name)) return -1;
+  sample_list l = {NULL, 0, 0};
+  char err[256] = "";
+  const int n = stage_sample_count(b);
+  int rc = mode == KM_STAGE_ISOLATED ? time_isolated(b, fn, arg, &l, n, err, sizeof err)
+                                     : time_batched(b, fn, arg, &l, n, err, sizeof err);
+  return stage_report(b, name, &l, rc, err, sizeof err, work, out);
+}
+
+int km_bench_measure_stage_sampled(km_bench *b, const char *name, km_sample_fn fn, void *arg, const km_work *work,
+                                   km_stage *out) {
+  if (!stage_allowed(b, name)) return -1;
+  sample_list l = {NULL, 0, 0};
+  char err[256] = "";
+  const int n = stage_sample_count(b);
+  cudaError_t e = cudaSuccess;
+  for (int k = -KM_WARMUP_LAUNCHES; e == cudaSuccess && k < n; k++) {
+    double sec = 0.0;
+    e = cudaStreamSynchronize(b->ctx->stream);
+    if (e == cudaSuccess) e = fn(arg, b->ctx->stream, &sec);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e == cudaSuccess && k >= 0 && sample_push(&l, sec) != 0) e = cudaErrorMemoryAllocation;
+  }
+  if (e != cudaSuccess) snprintf(err, sizeof err, "%s", cudaGetErrorString(e));
+  return stage_report(b, name, &l, e == cudaSuccess ? 0 : -1, err, sizeof err, work, out);
 }
 
 double km_bench_stage_us(km_bench *b, const char *name, km_enqueue_fn fn, void *arg) {

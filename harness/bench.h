@@ -41,6 +41,9 @@ size_t km_bench_ceiling_bytes(const km_bench *b);
 int km_bench_rotation(km_bench *b, size_t bytes);
 /* A fresh seed for each call (time- and counter-based): never the same data twice. */
 uint64_t km_bench_seed(km_bench *b);
+/* One seed for the whole run (the same in every case, fresh each run): the data an accuracy sweep shares
+ * across its cases, so that its points differ only by the swept parameter. */
+uint64_t km_bench_run_seed(const km_bench *b);
 /* The hwloc topology of this run (harness/topo.h); NULL when it could not be loaded. */
 struct km_topo *km_bench_topo(km_bench *b);
 
@@ -112,6 +115,14 @@ int km_bench_measure_stage(km_bench *b, const char *name, km_enqueue_fn fn, void
 /* The same for a stage that moves no declared bytes, batched: its median in microseconds (0 after a
  * failure was recorded). */
 double km_bench_stage_us(km_bench *b, const char *name, km_enqueue_fn fn, void *arg);
+
+/* A stage that two events on the bench stream cannot bracket (one direction of a copy pair running on
+ * two streams): fn enqueues one launch on `stream`, waits for it and gives its time in seconds. Taken
+ * after warm-up, one launch per sample from an idle stream like KM_STAGE_ISOLATED, the run's sample
+ * count; the same counters and return as km_bench_measure_stage. */
+typedef cudaError_t (*km_sample_fn)(void *arg, cudaStream_t stream, double *seconds);
+int km_bench_measure_stage_sampled(km_bench *b, const char *name, km_sample_fn fn, void *arg, const km_work *work,
+                                   km_stage *out);
 
 /* Extra figures: accuracy, recall, stage times. Shown as counters and stored in the results. */
 void km_bench_counter(km_bench *b, const char *name, double value);

@@ -32,6 +32,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "sparse_topk.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -106,8 +108,9 @@ cudaError_t km_evict_score(const km_evict_shape *s, const uint16_t *q_window, co
                            const int32_t *table, void *scratch, float *scores, cudaStream_t stream);
 
 /* selected: [rows][km_evict_select_len] int32, ascending (km_sparse_topk). The score row must fit one
- * CTA's shared memory: km_evict_score_len <= km_sparse_topk_max_pages. */
-cudaError_t km_evict_select(const km_evict_shape *s, const float *scores, int32_t *selected, cudaStream_t stream);
+ * CTA's shared memory: km_evict_score_len <= plan->topk_max_pages (plan: km_sparse_plan_make, at setup). */
+cudaError_t km_evict_select(const km_sparse_plan *plan, const km_evict_shape *s, const float *scores, int32_t *selected,
+                            cudaStream_t stream);
 
 /* Copy K and V of every kept (slot, head) into the compacted pools through dst_table. 16-byte aligned
  * pools; budget slots per sequence written, nothing else. */

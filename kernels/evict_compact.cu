@@ -71,10 +71,10 @@ __global__ __launch_bounds__(kThreads) void compact_kernel(CompactArgs a) {
 
 }  // namespace
 
-extern "C" cudaError_t km_evict_select(const km_evict_shape *s, const float *scores, int32_t *selected,
-                                       cudaStream_t stream) {
-  if (!s || km_evict_shape_error(s) || !scores || !selected) return cudaErrorInvalidValue;
-  return km_sparse_topk(scores, selected, km_evict_rows(s), km_evict_score_len(s), km_evict_select_len(s), stream);
+extern "C" cudaError_t km_evict_select(const km_sparse_plan *plan, const km_evict_shape *s, const float *scores,
+                                       int32_t *selected, cudaStream_t stream) {
+  if (!plan || !s || km_evict_shape_error(s) || !scores || !selected) return cudaErrorInvalidValue;
+  return km_sparse_topk(plan, scores, selected, km_evict_rows(s), km_evict_score_len(s), km_evict_select_len(s), stream);
 }
 
 extern "C" cudaError_t km_evict_compact(const km_evict_shape *s, const uint16_t *k_pool, const uint16_t *v_pool,

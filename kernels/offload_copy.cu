@@ -43,15 +43,11 @@ __global__ void __launch_bounds__(kThreads) move_blocks(uint4 *__restrict__ dst,
 bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 template <bool kScatter>
-cudaError_t launch(void *dst, const void *src, const int32_t *ids, size_t nblocks, size_t block_bytes,
+cudaError_t launch(void *dst, const void *src, const int32_t *ids, size_t nblocks, size_t block_bytes, int sms,
                    cudaStream_t stream) {
-  if (block_bytes == 0 || block_bytes % 16 != 0 || !aligned16(dst) || !aligned16(src) || !ids)
+  if (block_bytes == 0 || block_bytes % 16 != 0 || !aligned16(dst) || !aligned16(src) || !ids || sms < 1)
     return cudaErrorInvalidValue;
   if (nblocks == 0) return cudaSuccess;
-  int dev = 0, sms = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (e != cudaSuccess) return e;
   const size_t block_chunks = block_bytes / 16;
   const size_t tiles_per_block = (block_chunks + kTileChunks - 1) / kTileChunks;
   const size_t items = nblocks * tiles_per_block;
@@ -65,21 +61,21 @@ cudaError_t launch(void *dst, const void *src, const int32_t *ids, size_t nblock
 }  // namespace
 
 extern "C" cudaError_t km_offload_gather_blocks(void *dst, const void *pool, const int32_t *ids, size_t nblocks,
-                                                size_t block_bytes, cudaStream_t stream) {
-  return launch<false>(dst, pool, ids, nblocks, block_bytes, stream);
+                                                size_t block_bytes, int sms, cudaStream_t stream) {
+  return launch<false>(dst, pool, ids, nblocks, block_bytes, sms, stream);
 }
 
 extern "C" cudaError_t km_offload_scatter_blocks(void *pool, const void *src, const int32_t *ids, size_t nblocks,
-                                                 size_t block_bytes, cudaStream_t stream) {
-  return launch<true>(pool, src, ids, nblocks, block_bytes, stream);
+                                                 size_t block_bytes, int sms, cudaStream_t stream) {
+  return launch<true>(pool, src, ids, nblocks, block_bytes, sms, stream);
 }
 
 extern "C" cudaError_t km_offload_host_to_blocks(void *pool, const void *host_mapped, const int32_t *ids,
-                                                 size_t nblocks, size_t block_bytes, cudaStream_t stream) {
-  return launch<true>(pool, host_mapped, ids, nblocks, block_bytes, stream);
+                                                 size_t nblocks, size_t block_bytes, int sms, cudaStream_t stream) {
+  return launch<true>(pool, host_mapped, ids, nblocks, block_bytes, sms, stream);
 }
 
 extern "C" cudaError_t km_offload_blocks_to_host(void *host_mapped, const void *pool, const int32_t *ids,
-                                                 size_t nblocks, size_t block_bytes, cudaStream_t stream) {
-  return launch<false>(host_mapped, pool, ids, nblocks, block_bytes, stream);
+                                                 size_t nblocks, size_t block_bytes, int sms, cudaStream_t stream) {
+  return launch<false>(host_mapped, pool, ids, nblocks, block_bytes, sms, stream);
 }

@@ -32,7 +32,7 @@ using kmq::RowWalk;
 
 constexpr int kUnrollU3 = 4;  // uniform: rows per lane per iteration (4 x 16 B loads in flight)
 constexpr int kUnrollTq = 2;  // TurboQuant: 2 rows x 2 x 16 B in flight; more costs registers, not needed
-// Grid caps in waves of resident blocks (kmq::grid_for_rows), as measured best on the H200
+// Grid caps in waves of resident blocks (kmq::grid_for_rows, counts from the km_quant_plan), as measured best on the H200
 constexpr int kWavesU3Quantize = 8, kWavesU3Dequantize = 0, kWavesTq = 4;
 
 // ---------------------------------------------------------------- uniform 3-bit, group 32
@@ -370,60 +370,103 @@ __global__ void __launch_bounds__(kThreads) tq3_dequantize_kernel(const uint32_t
   }
 }
 
+// Which of the plan's head_dim slots (64, 128, 256) a kernel of TPR lanes per row serves, L64 lanes
+// being its lanes per row at head_dim 64.
+template <int TPR, int L64>
+constexpr int dim_slot() {
+  return TPR == L64 ? 0 : TPR == 2 * L64 ? 1 : 2;
+}
+
+// Resident blocks of a kernel from the plan's per-SM count.
+size_t resident(const km_quant_plan *p, int per_sm) { return (size_t)p->sms * (size_t)per_sm; }
+
 template <int TPR>
-void launch_u3(const uint16_t *src, uint8_t *dst, size_t rows, cudaStream_t stream) {
-  const int grid = RowWalk<TPR, kUnrollU3>::grid(u3_quantize_kernel<TPR>, rows, kWavesU3Quantize);
-  u3_quantize_kernel<TPR><<<grid, kThreads, 0, stream>>>(
+void launch_u3(const km_quant_plan *p, const uint16_t *src, uint8_t *dst, size_t rows, cudaStream_t stream) {
+  const size_t res = resident(p, p->u3_quantize[dim_slot<TPR, 8>()]);
+  u3_quantize_kernel<TPR><<<RowWalk<TPR, kUnrollU3>::grid(res, rows, kWavesU3Quantize), kThreads, 0, stream>>>(
       reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint32_t *>(dst), rows);
 }
 
 template <int TPR>
-void launch_u3_dq(const uint8_t *src, uint16_t *dst, size_t rows, cudaStream_t stream) {
-  const int grid = RowWalk<TPR, kUnrollU3>::grid(u3_dequantize_kernel<TPR>, rows, kWavesU3Dequantize);
-  u3_dequantize_kernel<TPR><<<grid, kThreads, 0, stream>>>(
+void launch_u3_dq(const km_quant_plan *p, const uint8_t *src, uint16_t *dst, size_t rows, cudaStream_t stream) {
+  const size_t res = resident(p, p->u3_dequantize[dim_slot<TPR, 8>()]);
+  u3_dequantize_kernel<TPR><<<RowWalk<TPR, kUnrollU3>::grid(res, rows, kWavesU3Dequantize), kThreads, 0, stream>>>(
       reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint4 *>(dst), rows);
 }
 
 template <int TPR>
-void launch_tq(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, int is_v, cudaStream_t stream) {
+void launch_tq(const km_quant_plan *p, const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, int is_v,
+               cudaStream_t stream) {
   const auto kernel = is_v ? tq3_quantize_kernel<TPR, true> : tq3_quantize_kernel<TPR, false>;
-  kernel<<<RowWalk<TPR, kUnrollTq>::grid(kernel, rows, kWavesTq), kThreads, 0, stream>>>(
+  const size_t res = resident(p, p->tq3_quantize[is_v ? 1 : 0][dim_slot<TPR, 4>()]);
+  kernel<<<RowWalk<TPR, kUnrollTq>::grid(res, rows, kWavesTq), kThreads, 0, stream>>>(
       reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint32_t *>(codes), side, rows);
 }
 
 template <int TPR>
-void launch_tq_dq(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t rows, int is_v, cudaStream_t stream) {
+void launch_tq_dq(const km_quant_plan *p, const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t rows,
+                  int is_v, cudaStream_t stream) {
   const auto kernel = is_v ? tq3_dequantize_kernel<TPR, true> : tq3_dequantize_kernel<TPR, false>;
-  kernel<<<RowWalk<TPR, kUnrollTq>::grid(kernel, rows, kWavesTq), kThreads, 0, stream>>>(
+  const size_t res = resident(p, p->tq3_dequantize[is_v ? 1 : 0][dim_slot<TPR, 4>()]);
+  kernel<<<RowWalk<TPR, kUnrollTq>::grid(res, rows, kWavesTq), kThreads, 0, stream>>>(
       reinterpret_cast<const uint32_t *>(codes), side, reinterpret_cast<uint4 *>(dst), rows);
+}
+
+// The plan's per-SM counts of one head_dim slot: u3 kernels run TPR = 8 << slot lanes per row, TurboQuant
+// 4 << slot.
+template <int U3, int TQ>
+cudaError_t plan_slot(km_quant_plan *p, int slot) {
+  cudaError_t e = kmq::blocks_per_sm(u3_quantize_kernel<U3>, &p->u3_quantize[slot]);
+  if (e == cudaSuccess) e = kmq::blocks_per_sm(u3_dequantize_kernel<U3>, &p->u3_dequantize[slot]);
+  if (e == cudaSuccess) e = kmq::blocks_per_sm(tq3_quantize_kernel<TQ, false>, &p->tq3_quantize[0][slot]);
+  if (e == cudaSuccess) e = kmq::blocks_per_sm(tq3_quantize_kernel<TQ, true>, &p->tq3_quantize[1][slot]);
+  if (e == cudaSuccess) e = kmq::blocks_per_sm(tq3_dequantize_kernel<TQ, false>, &p->tq3_dequantize[0][slot]);
+  if (e == cudaSuccess) e = kmq::blocks_per_sm(tq3_dequantize_kernel<TQ, true>, &p->tq3_dequantize[1][slot]);
+  return e;
 }
 
 }  // namespace
 
-extern "C" cudaError_t km_quant_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,
-                                            cudaStream_t stream) {
+extern "C" cudaError_t km_quant_plan_make(km_quant_plan *plan) {
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&plan->sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess) e = plan_slot<8, 4>(plan, 0);
+  if (e == cudaSuccess) e = plan_slot<16, 8>(plan, 1);
+  if (e == cudaSuccess) e = plan_slot<32, 16>(plan, 2);
+  return e;
+}
+
+extern "C" cudaError_t km_quant_u3_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *dst, size_t tokens,
+                                            int heads, int head_dim, cudaStream_t stream) {
+  if (!plan) return cudaErrorInvalidValue;
   return kmq::for_rows<8>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
-    launch_u3<decltype(tpr)::value>(src, dst, rows, stream);
+    launch_u3<decltype(tpr)::value>(plan, src, dst, rows, stream);
   });
 }
 
-extern "C" cudaError_t km_quant_u3_dequantize(const uint8_t *src, uint16_t *dst, size_t tokens, int heads, int head_dim,
-                                              cudaStream_t stream) {
+extern "C" cudaError_t km_quant_u3_dequantize(const km_quant_plan *plan, const uint8_t *src, uint16_t *dst,
+                                              size_t tokens, int heads, int head_dim, cudaStream_t stream) {
+  if (!plan) return cudaErrorInvalidValue;
   return kmq::for_rows<8>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
-    launch_u3_dq<decltype(tpr)::value>(src, dst, rows, stream);
+    launch_u3_dq<decltype(tpr)::value>(plan, src, dst, rows, stream);
   });
 }
 
-extern "C" cudaError_t km_quant_tq3_quantize(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t tokens, int heads,
-                                             int head_dim, int is_v, cudaStream_t stream) {
+extern "C" cudaError_t km_quant_tq3_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes,
+                                             uint16_t *side, size_t tokens, int heads, int head_dim, int is_v,
+                                             cudaStream_t stream) {
+  if (!plan) return cudaErrorInvalidValue;
   return kmq::for_rows<4>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
-    launch_tq<decltype(tpr)::value>(src, codes, side, rows, is_v, stream);
+    launch_tq<decltype(tpr)::value>(plan, src, codes, side, rows, is_v, stream);
   });
 }
 
-extern "C" cudaError_t km_quant_tq3_dequantize(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t tokens,
-                                               int heads, int head_dim, int is_v, cudaStream_t stream) {
+extern "C" cudaError_t km_quant_tq3_dequantize(const km_quant_plan *plan, const uint8_t *codes, const uint16_t *side,
+                                               uint16_t *dst, size_t tokens, int heads, int head_dim, int is_v,
+                                               cudaStream_t stream) {
+  if (!plan) return cudaErrorInvalidValue;
   return kmq::for_rows<4>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
-    launch_tq_dq<decltype(tpr)::value>(codes, side, dst, rows, is_v, stream);
+    launch_tq_dq<decltype(tpr)::value>(plan, codes, side, dst, rows, is_v, stream);
   });
 }

@@ -57,18 +57,31 @@ extern "C" {
  *   Dequantize: y = H level(code); x_i = sign_i * y_i * (fp16 norm * (1/d)).
  *   V residual = norm * sqrt(pairwise sum of (u_i - level_i)^2 * (1/d)). */
 
+/* What the 3-bit launchers size their grids by, looked up once at setup (a launch sits between the
+ * timing events, so it must not query the device): the SM count and, per kernel and head_dim (64, 128,
+ * 256), the blocks of it one SM holds at once. The kernels whose grids stop at a few such waves use it. */
+typedef struct km_quant_plan {
+  int sms;
+  int u3_quantize[3], u3_dequantize[3];
+  int tq3_quantize[2][3], tq3_dequantize[2][3]; /* [is_v][head_dim] */
+} km_quant_plan;
+
+/* Fill *plan for the current device. Outside any timed region. */
+cudaError_t km_quant_plan_make(km_quant_plan *plan);
+
 /* rows = tokens * heads (< 2^32) of bf16 [rows, head_dim]; head_dim 64, 128 or 256; pointers 16-byte aligned;
- * anything else is cudaErrorInvalidValue. */
-cudaError_t km_quant_u3_quantize(const uint16_t *src, uint8_t *dst, size_t tokens, int heads, int head_dim,
-                                 cudaStream_t stream);
-cudaError_t km_quant_u3_dequantize(const uint8_t *src, uint16_t *dst, size_t tokens, int heads, int head_dim,
-                                   cudaStream_t stream);
+ * anything else (or no plan) is cudaErrorInvalidValue. */
+cudaError_t km_quant_u3_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *dst, size_t tokens, int heads,
+                                 int head_dim, cudaStream_t stream);
+cudaError_t km_quant_u3_dequantize(const km_quant_plan *plan, const uint8_t *src, uint16_t *dst, size_t tokens,
+                                   int heads, int head_dim, cudaStream_t stream);
 
 /* is_v: 0 = K layout (side fp16 [rows]), 1 = V layout (side fp16 [rows][2]). */
-cudaError_t km_quant_tq3_quantize(const uint16_t *src, uint8_t *codes, uint16_t *side, size_t tokens, int heads,
-                                  int head_dim, int is_v, cudaStream_t stream);
-cudaError_t km_quant_tq3_dequantize(const uint8_t *codes, const uint16_t *side, uint16_t *dst, size_t tokens,
-                                    int heads, int head_dim, int is_v, cudaStream_t stream);
+cudaError_t km_quant_tq3_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes, uint16_t *side,
+                                  size_t tokens, int heads, int head_dim, int is_v, cudaStream_t stream);
+cudaError_t km_quant_tq3_dequantize(const km_quant_plan *plan, const uint8_t *codes, const uint16_t *side,
+                                    uint16_t *dst, size_t tokens, int heads, int head_dim, int is_v,
+                                    cudaStream_t stream);
 
 #ifdef __cplusplus
 }

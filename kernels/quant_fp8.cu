@@ -17,7 +17,7 @@ using kmq::kThreads;
 using kmq::RowWalk;
 
 constexpr int kUnroll = 4;  // rows per lane per iteration: 4 x 16 B loads in flight before the first use
-constexpr int kWaves = 0;   // one trip per warp (kmq::grid_for_rows)
+constexpr int kWaves = 0;   // one trip per warp (kmq::grid_for_rows): no resident-block count needed
 
 // 8 floats times inv, each product rounded to fp32 first (as the CPU reference does), then to fp8 with
 // cvt.rn.satfinite (hardware on sm_89+, cuda_fp8.h's software path on sm_80; both RNE, NaN -> 0x7F).
@@ -191,7 +191,7 @@ extern "C" cudaError_t km_quant_fp8_quantize(const uint16_t *src, uint8_t *dst, 
   return dispatch_rows(tokens, heads, head_dim, fmt, gran, [&](auto tpr, auto f, auto g, size_t rows) {
     constexpr int TPR = decltype(tpr)::value;
     const auto kernel = fp8_quantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
-    kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
+    kernel<<<RowWalk<TPR, kUnroll>::grid(0, rows, kWaves), kThreads, 0, stream>>>(
         reinterpret_cast<const uint4 *>(src), reinterpret_cast<uint2 *>(dst), scales, rows, heads);
   });
 }
@@ -202,7 +202,7 @@ extern "C" cudaError_t km_quant_fp8_dequantize(const uint8_t *src, const float *
   return dispatch_rows(tokens, heads, head_dim, fmt, gran, [&](auto tpr, auto f, auto g, size_t rows) {
     constexpr int TPR = decltype(tpr)::value;
     const auto kernel = fp8_dequantize_kernel<TPR, decltype(f)::value, decltype(g)::value>;
-    kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
+    kernel<<<RowWalk<TPR, kUnroll>::grid(0, rows, kWaves), kThreads, 0, stream>>>(
         reinterpret_cast<const uint2 *>(src), scales, reinterpret_cast<uint4 *>(dst), rows, heads);
   });
 }
@@ -218,7 +218,7 @@ extern "C" cudaError_t km_quant_fp8_dequant_gather(const uint8_t *pool, const fl
                        [&](auto tpr, auto f, auto, size_t rows) {
                          constexpr int TPR = decltype(tpr)::value;
                          const auto kernel = fp8_dequant_gather_kernel<TPR, decltype(f)::value>;
-                         kernel<<<RowWalk<TPR, kUnroll>::grid(kernel, rows, kWaves), kThreads, 0, stream>>>(
+                         kernel<<<RowWalk<TPR, kUnroll>::grid(0, rows, kWaves), kThreads, 0, stream>>>(
                              reinterpret_cast<const uint2 *>(pool), pool_scales, block_table,
                              reinterpret_cast<uint4 *>(dst), rows, g);
                        });

@@ -18,36 +18,27 @@ namespace kmq {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kThreads = 256;
 
-// Blocks the SMs hold at once for `kernel` (its registers and shared memory decide), looked up once per
-// kernel: the launch that asks sits between the timing events, so the query must not repeat.
+// Blocks of `kernel` one SM holds at once (its registers and shared memory decide): asked once, when a
+// plan is made, never by a launch (the launch sits between the timing events).
 template <typename Kernel>
-size_t resident_blocks(Kernel kernel) {
-  static struct { const void *fn; size_t blocks; } cache[64];
-  static int cached = 0;
-  for (int i = 0; i < cached; ++i)
-    if (cache[i].fn == (const void *)kernel) return cache[i].blocks;
-  int dev = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0) != cudaSuccess || per_sm < 1)
-    return 1;  // not cached: the launch itself reports what is wrong
-  const size_t blocks = (size_t)sms * (size_t)per_sm;
-  if (cached < 64) cache[cached++] = {(const void *)kernel, blocks};
-  return blocks;
+cudaError_t blocks_per_sm(Kernel kernel, int *out) {
+  const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, kernel, kThreads, 0);
+  if (e == cudaSuccess && *out < 1) *out = 1;
+  return e;
 }
 
 // Blocks for a grid-stride loop where each warp takes `rows_per_warp` rows per trip. max_waves = 0: one
 // trip per warp, as many blocks as the rows need, and the hardware hands them to SMs as SMs free up.
-// max_waves = N: at most N times what the SMs hold at once (resident_blocks), for kernels that pay a
-// per-block set-up. Measured on the H200 (% of the copy ceiling, one persistent wave -> one trip per
-// warp): fp8 quantize 91 -> 99.5, fp8 dequantize 88 -> 93, uniform 3-bit dequantize 85 -> 92; a static
-// split leaves the kernel waiting on its slowest SM. TurboQuant, which fills a shared table per block,
-// and the uniform 3-bit quantize do best at 4-8 waves.
-template <typename Kernel>
-int grid_for_rows(Kernel kernel, size_t rows, int rows_per_warp, int max_waves) {
+// max_waves = N: at most N times `resident` (the blocks the SMs hold at once, from the caller's plan),
+// for kernels that pay a per-block set-up. Measured on the H200 (% of the copy ceiling, one persistent
+// wave -> one trip per warp): fp8 quantize 91 -> 99.5, fp8 dequantize 88 -> 93, uniform 3-bit
+// dequantize 85 -> 92; a static split leaves the kernel waiting on its slowest SM. TurboQuant, which
+// fills a shared table per block, and the uniform 3-bit quantize do best at 4-8 waves.
+inline int grid_for_rows(size_t resident, size_t rows, int rows_per_warp, int max_waves) {
   const size_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
   size_t blocks = (warps + kThreads / 32 - 1) / (kThreads / 32);
   if (max_waves > 0) {
-    const size_t cap = resident_blocks(kernel) * (size_t)max_waves;
+    const size_t cap = (resident > 0 ? resident : 1) * (size_t)max_waves;
     if (blocks > cap) blocks = cap;
   }
   const size_t max_grid = 0x7fffffff;
@@ -71,9 +62,8 @@ struct RowWalk {
   }
   // The row this lane works on in group u of the trip that starts at base.
   __device__ __forceinline__ size_t row(size_t base, int u) const { return base + u * kRowsPerWarp + sub; }
-  template <typename Kernel>
-  static int grid(Kernel kernel, size_t rows, int max_waves) {
-    return grid_for_rows(kernel, rows, kRowsPerWarp * U, max_waves);
+  static int grid(size_t resident, size_t rows, int max_waves) {
+    return grid_for_rows(resident, rows, kRowsPerWarp * U, max_waves);
   }
 };
 

@@ -8,13 +8,6 @@ namespace {
 constexpr int kPage = KM_SPARSE_PAGE_TOKENS;
 constexpr unsigned kFull = 0xffffffffu;
 
-int sm_count() {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) return 1;
-  return sms;
-}
-
 __device__ __forceinline__ float bf16_lo(uint32_t w) { return __uint_as_float(w << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t w) { return __uint_as_float(w & 0xffff0000u); }
 
@@ -577,33 +570,50 @@ bool shape_ok(const km_sparse_shape &s) {
 
 int page_count(const km_sparse_shape &s) { return (s.tokens + kPage - 1) / kPage; }
 
-unsigned grid_for(size_t items, int threads) {
+unsigned grid_for(const km_sparse_plan *plan, size_t items, int threads) {
   size_t g = (items + threads - 1) / threads;
-  const size_t cap = (size_t)sm_count() * 16;  // grid-stride beyond a few waves
+  const size_t cap = (size_t)plan->sms * 16;  // grid-stride beyond a few waves
   if (g > cap) g = cap;
   return g == 0 ? 1u : (unsigned)g;
 }
 
 }  // namespace
 
-extern "C" cudaError_t km_sparse_summarize(const uint16_t *keys, uint16_t *summary, km_sparse_shape s,
-                                           cudaStream_t stream) {
-  if (!shape_ok(s)) return cudaErrorInvalidValue;
+extern "C" cudaError_t km_sparse_plan_make(km_sparse_plan *plan) {
+  int dev = 0, sms = 0, optin = 0, per_sm = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dense_kernel, kDenseThreads, 0);
+  if (e != cudaSuccess) return e;
+  const int avail = optin - (int)sizeof(topk_shared);
+  if (sms < 1 || avail <= 0) return cudaErrorInvalidValue;
+  e = cudaFuncSetAttribute(topk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, avail);
+  if (e != cudaSuccess) return e;
+  plan->sms = sms;
+  plan->dense_grid = sms * (per_sm > 0 ? per_sm : 1);
+  plan->topk_max_pages = avail / (int)sizeof(uint32_t);
+  return cudaSuccess;
+}
+
+extern "C" cudaError_t km_sparse_summarize(const km_sparse_plan *plan, const uint16_t *keys, uint16_t *summary,
+                                           km_sparse_shape s, cudaStream_t stream) {
+  if (!plan || !shape_ok(s)) return cudaErrorInvalidValue;
   const int vecs = s.head_dim / 8, pages = page_count(s);
   const size_t items = (size_t)s.batch * pages * s.kv_heads * vecs;
-  summarize_kernel<<<grid_for(items, 256), 256, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),
+  summarize_kernel<<<grid_for(plan, items, 256), 256, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),
                                                              reinterpret_cast<uint4 *>(summary), s.batch, s.tokens,
                                                              s.kv_heads, vecs, pages);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t km_sparse_summary_append(const uint16_t *keys, uint16_t *summary, const int32_t *pos,
-                                                km_sparse_shape s, cudaStream_t stream) {
-  if (!shape_ok(s)) return cudaErrorInvalidValue;
+extern "C" cudaError_t km_sparse_summary_append(const km_sparse_plan *plan, const uint16_t *keys, uint16_t *summary,
+                                                const int32_t *pos, km_sparse_shape s, cudaStream_t stream) {
+  if (!plan || !shape_ok(s)) return cudaErrorInvalidValue;
   const int vecs = s.head_dim / 8;
   const size_t items = (size_t)s.batch * s.kv_heads * vecs;
   if (items > 0x7fffffff) return cudaErrorInvalidValue;
-  append_kernel<<<grid_for(items, 128), 128, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),
+  append_kernel<<<grid_for(plan, items, 128), 128, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),
                                                           reinterpret_cast<uint4 *>(summary), pos, s.batch,
                                                           s.tokens, s.kv_heads, vecs, page_count(s));
   return cudaGetLastError();
@@ -621,27 +631,12 @@ extern "C" cudaError_t km_sparse_score(const uint16_t *query, const uint16_t *su
   }
 }
 
-extern "C" int km_sparse_topk_max_pages(int device) {
-  int optin = 0;
-  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return 0;
-  const int avail = optin - (int)sizeof(topk_shared);
-  return avail > 0 ? avail / (int)sizeof(uint32_t) : 0;
-}
-
-extern "C" cudaError_t km_sparse_topk(const float *scores, int32_t *selected, int rows, int pages, int k,
-                                      cudaStream_t stream) {
-  if (rows <= 0 || pages <= 0 || k < 1 || k > pages) return cudaErrorInvalidValue;
-  const size_t smem = (size_t)pages * sizeof(uint32_t);
-  const size_t default_limit = 48 * 1024 - sizeof(topk_shared);
-  if (smem > default_limit) {
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) return e;
-    if (pages > km_sparse_topk_max_pages(dev)) return cudaErrorInvalidValue;
-    e = cudaFuncSetAttribute(topk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
-  }
-  topk_kernel<<<rows, kTopkThreads, smem, stream>>>(scores, selected, pages, k);
+extern "C" cudaError_t km_sparse_topk(const km_sparse_plan *plan, const float *scores, int32_t *selected, int rows,
+                                      int pages, int k, cudaStream_t stream) {
+  if (!plan || rows <= 0 || pages <= 0 || k < 1 || k > pages || pages > plan->topk_max_pages)
+    return cudaErrorInvalidValue;
+  // shared memory past the default 48 KiB was opted into once, by km_sparse_plan_make
+  topk_kernel<<<rows, kTopkThreads, (size_t)pages * sizeof(uint32_t), stream>>>(scores, selected, pages, k);
   return cudaGetLastError();
 }
 
@@ -656,14 +651,12 @@ extern "C" cudaError_t km_sparse_read(const uint16_t *keys, const uint16_t *valu
   }
 }
 
-extern "C" cudaError_t km_sparse_dense_read(const uint16_t *keys, const uint16_t *values, size_t bytes,
-                                            uint32_t *partials, int max_partials, int *used, cudaStream_t stream) {
+extern "C" cudaError_t km_sparse_dense_read(const km_sparse_plan *plan, const uint16_t *keys, const uint16_t *values,
+                                            size_t bytes, uint32_t *partials, int max_partials, int *used,
+                                            cudaStream_t stream) {
   const int warps_per_cta = kDenseThreads / 32;
-  if (bytes % 16 != 0 || max_partials < warps_per_cta || !used) return cudaErrorInvalidValue;
-  int per_sm = 0;
-  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dense_kernel, kDenseThreads, 0);
-  if (e != cudaSuccess) return e;
-  int grid = sm_count() * (per_sm > 0 ? per_sm : 1);
+  if (!plan || bytes % 16 != 0 || max_partials < warps_per_cta || !used) return cudaErrorInvalidValue;
+  int grid = plan->dense_grid;
   if (grid > max_partials / warps_per_cta) grid = max_partials / warps_per_cta;
   *used = grid * warps_per_cta;
   dense_kernel<<<grid, kDenseThreads, 0, stream>>>(reinterpret_cast<const uint4 *>(keys),

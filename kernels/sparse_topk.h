@@ -35,14 +35,27 @@ typedef struct km_sparse_shape {
   int head_dim;
 } km_sparse_shape;
 
+/* What the launchers size their grids and shared memory by, looked up once at setup: a launch sits
+ * between the timing events, so it must not query the device. */
+typedef struct km_sparse_plan {
+  int sms;            /* multiprocessors: grid-stride grids stop at 16 CTAs per SM */
+  int dense_grid;     /* CTAs of the dense read: as many as the SMs hold at once */
+  int topk_max_pages; /* the longest top-k row whose keys fit one CTA's shared memory (~56K on H100/H200) */
+} km_sparse_plan;
+
+/* Fill *plan for the current device and opt the top-k kernel into the shared memory that
+ * topk_max_pages assumes. Outside any timed region. */
+cudaError_t km_sparse_plan_make(km_sparse_plan *plan);
+
 /* Summaries of every page from the keys (prefill). A partial last page covers its valid tokens.
  * Ties (equal values, e.g. -0 and +0) keep the earlier token's bits, so the result is deterministic. */
-cudaError_t km_sparse_summarize(const uint16_t *keys, uint16_t *summary, km_sparse_shape s, cudaStream_t stream);
+cudaError_t km_sparse_summarize(const km_sparse_plan *plan, const uint16_t *keys, uint16_t *summary, km_sparse_shape s,
+                                cudaStream_t stream);
 
 /* Decode-time update: sequence b has just appended the token at position pos[b] (its key is already in
  * `keys`); fold it into its page's summary (a new page starts from it). Bitwise equal to a rebuild. */
-cudaError_t km_sparse_summary_append(const uint16_t *keys, uint16_t *summary, const int32_t *pos,
-                                     km_sparse_shape s, cudaStream_t stream);
+cudaError_t km_sparse_summary_append(const km_sparse_plan *plan, const uint16_t *keys, uint16_t *summary,
+                                     const int32_t *pos, km_sparse_shape s, cudaStream_t stream);
 
 /* scores[b*kv_heads + h][p] = sum over the group's query heads g, over dims i, of
  * max(q_g,i * max_i, q_g,i * min_i), in fp32. */
@@ -52,9 +65,9 @@ cudaError_t km_sparse_score(const uint16_t *query, const uint16_t *summary, floa
 /* Exact top-k per row of `scores` (rows x pages, 1 <= k <= pages): the last page of each row is always
  * selected, the other k-1 are the highest scores, ties going to the lower page index; scores are ordered
  * as IEEE total order (-0 < +0) with NaN below -inf. Written ascending. One CTA per row keeps the row's
- * keys in shared memory, so pages <= km_sparse_topk_max_pages (about 56K on an H100/H200). */
-cudaError_t km_sparse_topk(const float *scores, int32_t *selected, int rows, int pages, int k, cudaStream_t stream);
-int km_sparse_topk_max_pages(int device);
+ * keys in shared memory, so pages <= plan->topk_max_pages. */
+cudaError_t km_sparse_topk(const km_sparse_plan *plan, const float *scores, int32_t *selected, int rows, int pages,
+                           int k, cudaStream_t stream);
 
 /* Gather the k selected pages of each (sequence, KV head) row, K and V, into contiguous outputs.
  * Needs tokens % 16 == 0 (whole pages). */
@@ -64,9 +77,9 @@ cudaError_t km_sparse_read(const uint16_t *keys, const uint16_t *values, const i
 /* The dense read: every byte of K and V (each `bytes` long, a multiple of 16) read once, as attention
  * over all pages would; each warp writes the XOR of the 32-bit words it read to partials[i]
  * (so the read cannot be optimised away and the CPU can check it). *used: partials written
- * (<= max_partials; the grid shrinks to fit). */
-cudaError_t km_sparse_dense_read(const uint16_t *keys, const uint16_t *values, size_t bytes, uint32_t *partials,
-                                 int max_partials, int *used, cudaStream_t stream);
+ * (<= max_partials; the grid, plan->dense_grid CTAs, shrinks to fit). */
+cudaError_t km_sparse_dense_read(const km_sparse_plan *plan, const uint16_t *keys, const uint16_t *values, size_t bytes,
+                                 uint32_t *partials, int max_partials, int *used, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

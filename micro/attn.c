@@ -77,6 +77,7 @@ typedef struct attn_run {
   km_attn_naive_shape naive;
   /* Quest */
   km_sparse_shape ss;
+  km_sparse_plan splan; /* the top-k and summary launchers' device figures, found in setup_quest */
   uint16_t *summary;
   float *scores;
   int32_t *selected;
@@ -121,8 +122,9 @@ static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
     case A_NAIVE: return km_attn_naive_decode(&r->naive, &r->args, s);
     case A_QUEST:
       e = km_sparse_score(r->q, r->summary, r->scores, r->ss, s);
-      if (e == cudaSuccess) e = km_sparse_topk(r->scores, r->selected, r->batch * r->sh.num_kv_heads, r->ss.tokens / 16,
-                                               r->kpages, s);
+      if (e == cudaSuccess)
+        e = km_sparse_topk(&r->splan, r->scores, r->selected, r->batch * r->sh.num_kv_heads, r->ss.tokens / 16, r->kpages,
+                           s);
       return e == cudaSuccess ? km_attn_decode(&r->plan, &r->args, s) : e;
     case A_GATHER_DECODE:
       e = km_paged_gather(&r->pg, r->k, r->d_table, r->k_contig, s);
@@ -276,9 +278,10 @@ static void setup_quest(km_bench *b, attn_run *r) {
   const int pages = ctx / 16;
   r->kpages = r->p->budget / 16;
   if (r->kpages < 1 || r->kpages > pages) r->kpages = pages;
-  if (pages > km_sparse_topk_max_pages(km_bench_device_id(b)) || r->sh.num_heads / r->sh.num_kv_heads > KM_SPARSE_MAX_GROUP) {
-    km_bench_skip(b, "the top-k kernel takes at most %d pages and groups up to %d",
-                  km_sparse_topk_max_pages(km_bench_device_id(b)), KM_SPARSE_MAX_GROUP);
+  KM_CUDA(b, km_sparse_plan_make(&r->splan));
+  if (pages > r->splan.topk_max_pages || r->sh.num_heads / r->sh.num_kv_heads > KM_SPARSE_MAX_GROUP) {
+    km_bench_skip(b, "the top-k kernel takes at most %d pages and groups up to %d", r->splan.topk_max_pages,
+                  KM_SPARSE_MAX_GROUP);
     return;
   }
   km_paged_geom g;
@@ -299,7 +302,7 @@ static void setup_quest(km_bench *b, attn_run *r) {
   KM_RETURN_IF_STOPPED(b);
   for (int j = 0; j < r->copies; ++j) {
     KM_CUDA(b, km_paged_gather(&g, r->kc[j], r->d_table, keys, s));
-    KM_CUDA(b, km_sparse_summarize(keys, r->summ[j], r->ss, s));
+    KM_CUDA(b, km_sparse_summarize(&r->splan, keys, r->summ[j], r->ss, s));
   }
   use_copy(r, 0);
   KM_CUDA(b, cudaStreamSynchronize(s));

@@ -48,6 +48,7 @@ typedef struct ev_run {
   int32_t *table, *dst_table, *sel;
   float *scores;
   void *scratch;
+  km_sparse_plan splan; /* the top-k's launch plan, made once in supported() */
 } ev_run;
 
 /* ------------------------------------------------------------------ enqueue functions */
@@ -56,7 +57,7 @@ static cudaError_t enq_score_copy(const ev_run *r, int c, cudaStream_t st) {
 }
 
 static cudaError_t enq_topk_copy(const ev_run *r, int c, cudaStream_t st) {
-  return km_evict_select(&r->s, r->scores, r->sel + c * r->sel_elems, st);
+  return km_evict_select(&r->splan, &r->s, r->scores, r->sel + c * r->sel_elems, st);
 }
 
 static cudaError_t enq_compact_copy(const ev_run *r, int c, cudaStream_t st) {
@@ -149,7 +150,12 @@ static int supported(km_bench *b, ev_run *r) {
     km_bench_skip(b, "model %s at context %d, budget %d: %s", km_bench_model(b)->name, r->s.context, r->s.budget, why);
     return 0;
   }
-  const int most = km_sparse_topk_max_pages(km_bench_device_id(b));
+  cudaError_t e = km_sparse_plan_make(&r->splan);
+  if (e != cudaSuccess) {
+    km_bench_fail(b, "top-k plan: %s", cudaGetErrorString(e));
+    return 0;
+  }
+  const int most = r->splan.topk_max_pages;
   if (km_evict_score_len(&r->s) > most) {
     km_bench_skip(b, "a score row of %d entries exceeds the %d one CTA's shared memory holds for the top-k",
                   km_evict_score_len(&r->s), most);

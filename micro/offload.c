@@ -12,15 +12,14 @@
 #include "bench.h"
 #include "bytes_table.h"
 #include "check.h"
-#include "copy_fit.h"
 #include "fit.h"
 #include "host_mem.h"
 #include "micro_tables.h"
 #include "offload_baselines.h"
-#include "offload_copy.h"
 #include "pattern.h"
-#include "stats.h"
+#include "offload_copy.h"
 #include "topo.h"
+#include "verify.h"
 
 #define KIB ((size_t)1 << 10)
 #define MIB ((size_t)1 << 20)
@@ -57,6 +56,8 @@ typedef struct off_scatter {
   size_t nblocks;
   int per_token;
 } off_scatter;
+
+/* ---------------------------------------------------------------- pattern fill and bitwise check */
 
 /* ---------------------------------------------------------------- placement and host buffers */
 
@@ -177,6 +178,7 @@ static int make_event(km_bench *b, cudaEvent_t *ev, unsigned flags) {
 typedef struct contig_ctx {
   off_dir dir;
   size_t bytes;   /* per direction; the fit case changes it between sizes */
+  size_t cap;     /* bytes allocated per buffer (the largest size) */
   void *host[2];  /* [0] H2D source, [1] D2H destination */
   void *dev[2];   /* [0] H2D destination, [1] D2H source */
   cudaStream_t side;        /* bidirectional: the D2H half runs here */
@@ -218,7 +220,7 @@ static int contig_setup(km_bench *b, off_dir dir, km_host_kind mem, int node, si
                         char *where, size_t wlen) {
   memset(c, 0, sizeof *c);
   c->dir = dir;
-  c->bytes = bytes;
+  c->bytes = c->cap = bytes;
   for (int k = 0; k < 2; k++) {
     if ((k == 0 && dir == OFF_D2H) || (k == 1 && dir == OFF_H2D)) continue;
     c->host[k] = host_buf(b, mem, node, bytes, where, wlen);
@@ -232,64 +234,73 @@ static int contig_setup(km_bench *b, off_dir dir, km_host_kind mem, int node, si
   return 0;
 }
 
-/* Run one instance on fresh patterns with poisoned outputs; compare bitwise on the CPU when verifying.
- * A D2H pattern starts at a different word, so swapped buffers cannot pass. */
-static int contig_verify(km_bench *b, contig_ctx *c) {
+/* Run one instance of c->bytes on fresh patterns, the whole destination buffers poisoned; when verifying,
+ * add to k the copied bytes compared bitwise on the CPU and the rest of each destination, which must still
+ * be poison. A D2H pattern starts at a different word, so swapped buffers cannot pass. */
+static int contig_check(km_bench *b, contig_ctx *c, km_check *k) {
   cudaStream_t s = km_bench_stream(b);
   const uint64_t seed = km_bench_seed(b), d2h_first = 1ull << 40;
   const int h2d = c->dir != OFF_D2H, d2h = c->dir != OFF_H2D;
-  const size_t n = c->bytes;
+  const size_t n = c->bytes, rest = c->cap - c->bytes;
   if (h2d) {
     km_pattern_fill(c->host[0], n, seed, 0);
-    KM_CUDA_OR_FAIL(b, cudaMemsetAsync(c->dev[0], 0xFF, n, s));
+    KM_CUDA_OR_FAIL(b, cudaMemsetAsync(c->dev[0], 0xFF, c->cap, s));
   }
   if (d2h) {
     km_pattern_fill(c->host[1], n, seed, d2h_first);
     KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(c->dev[1], c->host[1], n, cudaMemcpyHostToDevice, s));
     KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
-    memset(c->host[1], 0xFF, n);
+    memset(c->host[1], 0xFF, c->cap);
   }
   KM_CUDA_OR_FAIL(b, enqueue_contig(c, 0, s));
   KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
   if (!km_bench_verify_enabled(b)) return 0;
-  size_t bad = 0, words = 0;
   if (d2h) {
-    bad += km_pattern_check(b, c->host[1], n, seed, d2h_first, "d2h host");
-    words += n / 8;
+    km_check_add(k, km_pattern_check(b, c->host[1], n, seed, d2h_first, "d2h host"), n / 8);
+    km_check_add(k, km_poison_check(b, (unsigned char *)c->host[1] + n, rest, "d2h host past the copy"), rest / 8);
   }
   if (h2d) {
-    memset(c->host[0], 0xFF, n); /* so only the device's bytes can pass the check */
-    KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(c->host[0], c->dev[0], n, cudaMemcpyDeviceToHost, s));
+    memset(c->host[0], 0xFF, c->cap); /* so only the device's bytes can pass the check */
+    KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(c->host[0], c->dev[0], c->cap, cudaMemcpyDeviceToHost, s));
     KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
-    bad += km_pattern_check(b, c->host[0], n, seed, 0, "h2d device");
-    words += n / 8;
+    km_check_add(k, km_pattern_check(b, c->host[0], n, seed, 0, "h2d device"), n / 8);
+    km_check_add(k, km_poison_check(b, (unsigned char *)c->host[0] + n, rest, "h2d device past the copy"), rest / 8);
   }
-  return km_bench_verified(b, bad, words, "bitwise (8-byte words)") ? 0 : -1;
+  return km_bench_ok(b) ? 0 : -1;
 }
 
-/* Samples for each direction of a bidirectional copy, timed from one start event: the harness's
- * events only see the pair's total. */
-enum { KM_OFFLOAD_DIR_SAMPLES = 5 };
+#define CONTIG_TOLERANCE "bitwise (8-byte words), the rest of each destination untouched"
 
-static void bidir_directions(km_bench *b, contig_ctx *c) {
-  cudaStream_t s = km_bench_stream(b);
+/* One direction of a bidirectional copy, timed from the pair's start event to that direction's end:
+ * the harness's events on the bench stream only see the pair's total. */
+typedef struct bidir_direction {
+  contig_ctx *c;
+  int d2h; /* which end to time */
   cudaEvent_t start, h2d_done, d2h_done;
-  if (make_event(b, &start, cudaEventDefault) || make_event(b, &h2d_done, cudaEventDefault) ||
-      make_event(b, &d2h_done, cudaEventDefault))
+} bidir_direction;
+
+static cudaError_t sample_direction(void *arg, cudaStream_t s, double *seconds) {
+  bidir_direction *x = arg;
+  float ms = 0.0f;
+  cudaError_t e = cudaEventRecord(x->start, s);
+  if (e == cudaSuccess) e = copy_both(x->c, s, x->h2d_done, x->d2h_done);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, x->start, x->d2h ? x->d2h_done : x->h2d_done);
+  *seconds = ms * 1e-3;
+  return e;
+}
+
+/* Stages h2d and d2h (counters h2d_us, h2d_gbps, ...): each direction's bytes over its own time. */
+static void bidir_directions(km_bench *b, contig_ctx *c) {
+  bidir_direction x = {c, 0, NULL, NULL, NULL};
+  if (make_event(b, &x.start, cudaEventDefault) || make_event(b, &x.h2d_done, cudaEventDefault) ||
+      make_event(b, &x.d2h_done, cudaEventDefault))
     return;
-  double th[KM_OFFLOAD_DIR_SAMPLES], td[KM_OFFLOAD_DIR_SAMPLES];
-  for (int k = 0; k < KM_OFFLOAD_DIR_SAMPLES; k++) {
-    float ms_h = 0.0f, ms_d = 0.0f;
-    KM_CUDA(b, cudaEventRecord(start, s));
-    KM_CUDA(b, copy_both(c, s, h2d_done, d2h_done));
-    KM_CUDA(b, cudaStreamSynchronize(s));
-    KM_CUDA(b, cudaEventElapsedTime(&ms_h, start, h2d_done));
-    KM_CUDA(b, cudaEventElapsedTime(&ms_d, start, d2h_done));
-    th[k] = ms_h * 1e-3;
-    td[k] = ms_d * 1e-3;
-  }
-  km_bench_counter(b, "h2d_gbps", (double)c->bytes / km_median_of(th, KM_OFFLOAD_DIR_SAMPLES) / 1e9);
-  km_bench_counter(b, "d2h_gbps", (double)c->bytes / km_median_of(td, KM_OFFLOAD_DIR_SAMPLES) / 1e9);
+  km_work w = link_work((double)c->bytes, OFF_H2D);
+  if (km_bench_measure_stage_sampled(b, "h2d", sample_direction, &x, &w, NULL) != 0) return;
+  x.d2h = 1;
+  w = link_work((double)c->bytes, OFF_D2H);
+  km_bench_measure_stage_sampled(b, "d2h", sample_direction, &x, &w, NULL);
 }
 
 static void run_contig(km_bench *b, const void *params) {
@@ -298,8 +309,9 @@ static void run_contig(km_bench *b, const void *params) {
   int node = pick_node(b, p->place, where, sizeof where);
   if (node == -2) return;
   contig_ctx c;
-  if (contig_setup(b, p->dir, p->mem, node, p->bytes, &c, where, sizeof where) != 0) return;
-  if (contig_verify(b, &c) != 0) return;
+  km_check k;
+  if (contig_setup(b, p->dir, p->mem, node, p->bytes, &c, where, sizeof where) != 0 || km_check_init(&k, b) != 0) return;
+  if (contig_check(b, &c, &k) != 0 || (km_bench_verify_enabled(b) && !km_check_done(&k, CONTIG_TOLERANCE))) return;
   const double link_bytes = (double)p->bytes * (p->dir == OFF_BIDIR ? 2 : 1);
   km_work w = link_work(link_bytes, p->dir);
   if (p->per_token) set_tokens(b, &w);
@@ -354,10 +366,15 @@ static void run_fit(km_bench *b, const void *params) {
   const off_fit *p = params;
   char where[200];
   int node = pick_node(b, OFF_NEAR, where, sizeof where);
-  const size_t largest = KM_COPY_FIT_LARGEST;
+  const size_t largest = fit_bytes[KM_OFFLOAD_FIT_POINTS - 1];
   contig_ctx c;
-  if (contig_setup(b, p->dir, p->mem, node, largest, &c, where, sizeof where) != 0) return;
-  if (contig_verify(b, &c) != 0) return; /* the largest size; the smaller ones are its prefixes */
+  km_check k;
+  if (contig_setup(b, p->dir, p->mem, node, largest, &c, where, sizeof where) != 0 || km_check_init(&k, b) != 0) return;
+  for (int i = 0; i < KM_OFFLOAD_FIT_POINTS; i++) { /* every size timed, the row's (the largest) last */
+    c.bytes = fit_bytes[i];
+    if (contig_check(b, &c, &k) != 0) return;
+  }
+  if (km_bench_verify_enabled(b) && !km_check_done(&k, CONTIG_TOLERANCE)) return;
   double alpha = 0.0, beta = 0.0, r2 = 0.0, y[KM_OFFLOAD_FIT_POINTS];
   if (fit_series(b, &c, y, &alpha, &beta, &r2) != 0) return;
   km_work w = link_work((double)largest * (p->dir == OFF_BIDIR ? 2 : 1), p->dir);
@@ -379,6 +396,7 @@ typedef struct scatter_ctx {
   off_dir dir;
   off_method method;
   size_t n, bs, pool_blocks;
+  int sms;                /* the block kernels' persistent grid fills these SMs */
   unsigned char *pool;    /* device: pool_blocks * bs */
   unsigned char *staging; /* device: n * bs (staging method) */
   unsigned char *host;    /* pinned, mapped: n * bs, block i of the moved run */
@@ -392,11 +410,11 @@ typedef struct scatter_ctx {
 
 static cudaError_t stage_in(scatter_ctx *c, cudaStream_t s) {
   cudaError_t e = cudaMemcpyAsync(c->staging, c->host, c->n * c->bs, cudaMemcpyHostToDevice, s);
-  return e != cudaSuccess ? e : km_offload_scatter_blocks(c->pool, c->staging, c->ids_dev, c->n, c->bs, s);
+  return e != cudaSuccess ? e : km_offload_scatter_blocks(c->pool, c->staging, c->ids_dev, c->n, c->bs, c->sms, s);
 }
 
 static cudaError_t stage_out(scatter_ctx *c, cudaStream_t s) {
-  cudaError_t e = km_offload_gather_blocks(c->staging, c->pool, c->ids_dev, c->n, c->bs, s);
+  cudaError_t e = km_offload_gather_blocks(c->staging, c->pool, c->ids_dev, c->n, c->bs, c->sms, s);
   return e != cudaSuccess ? e : cudaMemcpyAsync(c->host, c->staging, c->n * c->bs, cudaMemcpyDeviceToHost, s);
 }
 
@@ -408,8 +426,8 @@ static cudaError_t enqueue_scatter(void *arg, int rep, cudaStream_t s) {
   case OFF_BATCH: return km_offload_copy_batch(c->dsts, c->srcs, c->sizes, c->n, s);
   case OFF_STAGING: return in ? stage_in(c, s) : stage_out(c, s);
   default:
-    return in ? km_offload_host_to_blocks(c->pool, c->host_dev, c->ids_dev, c->n, c->bs, s)
-              : km_offload_blocks_to_host(c->host_dev, c->pool, c->ids_dev, c->n, c->bs, s);
+    return in ? km_offload_host_to_blocks(c->pool, c->host_dev, c->ids_dev, c->n, c->bs, c->sms, s)
+              : km_offload_blocks_to_host(c->host_dev, c->pool, c->ids_dev, c->n, c->bs, c->sms, s);
   }
 }
 
@@ -441,6 +459,7 @@ static int scatter_setup(km_bench *b, const off_scatter *p, int node, scatter_ct
   c->method = p->method;
   c->n = p->nblocks;
   c->bs = p->block_bytes;
+  c->sms = km_bench_device(b)->multiProcessorCount;
   c->pool_blocks = p->nblocks * KM_OFFLOAD_POOL_FACTOR;
   c->pool = km_bench_device_alloc(b, c->pool_blocks * c->bs);
   if (p->method == OFF_STAGING) c->staging = km_bench_device_alloc(b, c->n * c->bs);

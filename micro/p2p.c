@@ -88,6 +88,7 @@ typedef struct p2p_ctx {
   int scattered;
   int nslots;
   int dev[2];
+  int sms[2];                 /* each slot's multiprocessors (the staging kernels' grids), read at setup */
   cudaStream_t stream[2];
   int fork;                   /* slot 1 takes part: it starts after, and the bench stream waits for, it */
   cudaEvent_t forked, joined; /* on slot 0, on slot 1 */
@@ -308,6 +309,8 @@ static int ctx_setup(km_bench *b, const p2p_params *p, int peer, size_t block_by
   c->nslots = p->dir == P2P_SELF ? 1 : 2;
   c->dev[0] = km_bench_device_id(b);
   c->dev[1] = p->dir == P2P_SELF ? c->dev[0] : peer;
+  for (int k = 0; k < 2; ++k)
+    KM_CUDA_OR_FAIL(b, cudaDeviceGetAttribute(&c->sms[k], cudaDevAttrMultiProcessorCount, c->dev[k]));
   c->stream[0] = km_bench_stream(b);
   if (c->nslots == 2) {
     cudaError_t e;
@@ -371,20 +374,20 @@ static cudaError_t half_ops(p2p_ctx *c, p2p_half *h, int receiver) {
     break;
   case P2P_STAGING:
     if (!receiver) {
-      ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, ids[0], n, bs, s));
+      ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, ids[0], n, bs, c->sms[a], s));
       if (e == cudaSuccess) e = cudaEventRecord(h->gathered, s);
       break;
     }
     e = cudaStreamWaitEvent(s, h->gathered, 0);
     if (e == cudaSuccess)
       ON_SLOT(c, b, e, cudaMemcpyPeerAsync(h->dst_stage, c->dev[b], h->src_stage, c->dev[a], n * bs, s));
-    if (e == cudaSuccess) ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, ids[1], n, bs, s));
+    if (e == cudaSuccess) ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, ids[1], n, bs, c->sms[b], s));
     break;
   case P2P_NCCL:
     if (c->scattered && !receiver)
-      ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, ids[0], n, bs, s));
+      ON_SLOT(c, a, e, km_offload_gather_blocks(h->src_stage, h->src_pool, ids[0], n, bs, c->sms[a], s));
     if (c->scattered && receiver)
-      ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, ids[1], n, bs, s));
+      ON_SLOT(c, b, e, km_offload_scatter_blocks(h->dst_pool, h->dst_stage, ids[1], n, bs, c->sms[b], s));
     break;
   default: break;
   }

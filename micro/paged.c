@@ -14,12 +14,14 @@
 #include "paged_gather.h"
 #include "paged_ref.h"
 #include "verify.h"
+#include "verify_paged.h"
 
 /* Tokens per sequence: "a few thousand", a multiple of every block size swept (256 -> 16 blocks). */
 #define PAGED_SEQ_TOKENS 4096
-/* Sequences in the verification instance: two exercise the sequence boundary and keep the CPU check
- * and the per-block copy-back small (the timed instance is >= 8x L2, too big to check on the CPU). */
-#define PAGED_VERIFY_SEQS 2
+/* Sequences of the timed output also checked on the CPU: two cross a sequence boundary and keep the
+ * per-block copy-back small (the whole output, >= 8x L2, is checked on the device against a trusted
+ * gather). */
+#define PAGED_SLICE_SEQS 2
 /* Bytes after each output that must come back untouched. */
 #define PAGED_GUARD_BYTES 4096
 #define PAGED_GUARD_VALUE 0xA5
@@ -62,23 +64,19 @@ typedef struct paged_run {
 
 /* ---------------------------------------------------------------- running one instance */
 
-static cudaError_t enqueue_geom(const paged_run *r, const km_paged_geom *g, cudaStream_t s) {
+static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
+  const paged_run *r = arg;
+  const km_paged_geom *g = &r->g;
   switch (r->op) {
     case PAGED_GATHER: return km_paged_gather(g, r->pool, r->table, r->out, s);
     case PAGED_GATHER_BULK: return km_paged_gather_bulk(g, r->pool, r->table, r->out, r->sms, s);
     case PAGED_READ: return km_paged_read_sum(g, r->pool, r->table, r->sums, s);
     case PAGED_MEMCPY_PER_BLOCK: return km_paged_memcpy_per_block(g, r->pool, r->host_table, r->out, s);
     case PAGED_CUB_BATCHED:
-      /* pieces are in output order, so a prefix of the arrays is the instance with fewer sequences */
       return km_paged_cub_batched(r->temp, r->temp_bytes, (const void *const *)r->d_src, (void *const *)r->d_dst,
                                   r->d_sizes, km_paged_piece_count(g), s);
     default: return km_paged_contiguous_copy(r->out, r->pool, km_paged_output_bytes(g), s);
   }
-}
-
-static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
-  const paged_run *r = arg;
-  return enqueue_geom(r, &r->g, s);
 }
 
 /* ---------------------------------------------------------------- setup */
@@ -96,7 +94,7 @@ static km_paged_geom geom_for(km_bench *b, const paged_params *p) {
   /* enough sequences that the pool (every block gathered once) is >= 8x L2 */
   uint64_t seq_bytes = (uint64_t)g.blocks_per_seq * km_paged_block_bytes(&g);
   uint64_t seqs = seq_bytes ? (km_bench_big_bytes(b) + seq_bytes - 1) / seq_bytes : 1;
-  g.num_seqs = (int)(seqs < PAGED_VERIFY_SEQS ? PAGED_VERIFY_SEQS : seqs);
+  g.num_seqs = (int)(seqs < PAGED_SLICE_SEQS ? PAGED_SLICE_SEQS : seqs);
   g.num_blocks = (int64_t)g.num_seqs * g.blocks_per_seq;
   return g;
 }
@@ -164,10 +162,14 @@ static void setup(km_bench *b, const paged_params *p, paged_run *r) {
   if (p->op == PAGED_CUB_BATCHED) setup_cub(b, r);
 }
 
-/* ---------------------------------------------------------------- verification */
+/* ---------------------------------------------------------------- verification
+ * The timed instance itself (same geometry, table and buffers) runs once on a poisoned output. Its whole
+ * output is compared on the device with a trusted one-thread-per-word gather (kernels/verify_paged.h);
+ * the first PAGED_SLICE_SEQS sequences are compared on the CPU with the CPU reference over blocks
+ * staged by per-block copies; the guard bytes after the output must be untouched. */
 
-/* Copy the source blocks of the verification instance's table entries to the host, in table order,
- * one cudaMemcpyAsync each (the copy engine's indirection, independent of the kernel's). */
+/* Copy the source blocks of the first `entries` table entries to the host, in table order, one
+ * cudaMemcpyAsync each (the copy engine's indirection, independent of the kernel's). */
 static unsigned char *stage_blocks(km_bench *b, const paged_run *r, size_t entries) {
   cudaStream_t s = km_bench_stream(b);
   size_t bb = (size_t)km_paged_block_bytes(&r->g);
@@ -184,62 +186,59 @@ static unsigned char *stage_blocks(km_bench *b, const paged_run *r, size_t entri
   return staged;
 }
 
-/* Read variant: sums of the first sequences, zeroed first, with guard words after them. */
-static void verify_sums(km_bench *b, const paged_run *r, const km_paged_geom *v, const uint32_t *want) {
-  cudaStream_t s = km_bench_stream(b);
-  size_t n = (size_t)v->num_seqs * 4;
-  unsigned char *got = km_bench_host_alloc(b, n + PAGED_GUARD_BYTES);
-  if (!got) return;
-  KM_CUDA(b, cudaMemsetAsync(r->sums, 0, n, s));
-  KM_CUDA(b, cudaMemsetAsync((unsigned char *)r->sums + n, PAGED_GUARD_VALUE, PAGED_GUARD_BYTES, s));
-  KM_CUDA(b, enqueue_geom(r, v, s));
-  KM_CUDA(b, cudaMemcpyAsync(got, r->sums, n + PAGED_GUARD_BYTES, cudaMemcpyDeviceToHost, s));
-  KM_CUDA(b, cudaStreamSynchronize(s));
-  size_t bad = km_verify_equal(b, got, want, n) + km_verify_filled(b, got + n, PAGED_GUARD_BYTES, PAGED_GUARD_VALUE);
-  km_bench_verified(b, bad, (size_t)v->num_seqs + PAGED_GUARD_BYTES, "bitwise per-sequence sums, guard untouched");
-}
-
-/* Gathers and copies: output poisoned, guard bytes after it, compared bitwise with the CPU gather. */
-static void verify_output(km_bench *b, const paged_run *r, const km_paged_geom *v, const unsigned char *want) {
-  cudaStream_t s = km_bench_stream(b);
-  size_t n = (size_t)km_paged_output_bytes(v);
-  unsigned char *got = km_bench_host_alloc(b, n + PAGED_GUARD_BYTES);
-  if (!got) return;
-  KM_CUDA(b, cudaMemsetAsync(r->out, PAGED_POISON_VALUE, n, s));
-  KM_CUDA(b, cudaMemsetAsync(r->out + n, PAGED_GUARD_VALUE, PAGED_GUARD_BYTES, s));
-  KM_CUDA(b, enqueue_geom(r, v, s));
-  KM_CUDA(b, cudaMemcpyAsync(got, r->out, n + PAGED_GUARD_BYTES, cudaMemcpyDeviceToHost, s));
-  KM_CUDA(b, cudaStreamSynchronize(s));
-  size_t bad = km_verify_equal(b, got, want, n) + km_verify_filled(b, got + n, PAGED_GUARD_BYTES, PAGED_GUARD_VALUE);
-  km_bench_verified(b, bad, n / 4 + PAGED_GUARD_BYTES, "bitwise, guard untouched");
-}
-
-/* A reduced instance of the same kernel (the first PAGED_VERIFY_SEQS sequences of the timed table,
- * whose random blocks lie anywhere in the pool) against the CPU reference over staged blocks. */
-static void verify(km_bench *b, const paged_run *r) {
-  cudaStream_t s = km_bench_stream(b);
-  km_paged_geom v = r->g;
-  v.num_seqs = PAGED_VERIFY_SEQS;
-  size_t entries = (size_t)v.num_seqs * (size_t)v.blocks_per_seq;
+/* The CPU reference of the slice: the staged blocks form a small pool that an identity table gathers
+ * in the timed table's order. want gets the slice's sums (read variant) or gathered bytes. */
+static void *slice_reference(km_bench *b, const paged_run *r, km_paged_geom *slice) {
+  *slice = r->g;
+  slice->num_seqs = PAGED_SLICE_SEQS;
+  const size_t entries = (size_t)slice->num_seqs * (size_t)slice->blocks_per_seq;
   unsigned char *staged = stage_blocks(b, r, entries);
   int32_t *ident = km_bench_host_alloc(b, entries * sizeof *ident);
-  if (!staged || !ident) return;
-  KM_CUDA(b, cudaStreamSynchronize(s));
-  /* the staged blocks form a small pool that the identity table gathers in the timed table's order */
-  km_paged_geom sg = v;
+  const size_t want_bytes = r->op == PAGED_READ ? (size_t)slice->num_seqs * 4 : (size_t)km_paged_output_bytes(slice);
+  void *want = km_bench_host_alloc(b, want_bytes);
+  if (!staged || !ident || !want || cudaStreamSynchronize(km_bench_stream(b)) != cudaSuccess) return NULL;
+  km_paged_geom sg = *slice;
   sg.num_blocks = (int64_t)entries;
   km_paged_table_sequential(ident, entries);
-  if (r->op == PAGED_READ) {
-    uint32_t *want = km_bench_host_alloc(b, (size_t)v.num_seqs * sizeof *want);
-    if (!want) return;
+  if (r->op == PAGED_READ)
     km_paged_ref_sums(&sg, staged, ident, want);
-    verify_sums(b, r, &v, want);
-    return;
-  }
-  unsigned char *want = km_bench_host_alloc(b, (size_t)km_paged_output_bytes(&v));
-  if (!want) return;
-  km_paged_ref_gather(&sg, staged, ident, want);
-  verify_output(b, r, &v, want);
+  else
+    km_paged_ref_gather(&sg, staged, ident, want);
+  return want;
+}
+
+static void verify(km_bench *b, paged_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  const int read = r->op == PAGED_READ;
+  const size_t n = read ? (size_t)r->g.num_seqs * 4 : (size_t)km_paged_output_bytes(&r->g);
+  unsigned char *out = read ? (unsigned char *)r->sums : r->out;
+  unsigned char *trusted = km_bench_device_alloc(b, n);
+  unsigned char *guard = km_bench_host_alloc(b, PAGED_GUARD_BYTES);
+  km_check c;
+  if (!trusted || !guard || km_check_init(&c, b) != 0) return;
+  /* the read adds into its sums, so they start at zero; a gather's output starts poisoned */
+  KM_CUDA(b, cudaMemsetAsync(out, read ? 0 : PAGED_POISON_VALUE, n, s));
+  KM_CUDA(b, cudaMemsetAsync(out + n, PAGED_GUARD_VALUE, PAGED_GUARD_BYTES, s));
+  KM_CUDA(b, enqueue(r, 0, s));
+  if (read)
+    KM_CUDA(b, km_verify_paged_sums(&r->g, r->pool, r->table, (uint32_t *)trusted, s));
+  else
+    KM_CUDA(b, km_verify_paged_gather(&r->g, r->pool, r->table, trusted, s));
+  km_check_device(&c, read ? "sums" : "output word", out, trusted, n / 4, 4, 1, 0);
+  km_paged_geom slice;
+  void *want = slice_reference(b, r, &slice);
+  const size_t slice_bytes = read ? (size_t)slice.num_seqs * 4 : (size_t)km_paged_output_bytes(&slice);
+  unsigned char *got = km_bench_host_alloc(b, slice_bytes);
+  if (!want || !got) return;
+  KM_CUDA(b, cudaMemcpyAsync(got, out, slice_bytes, cudaMemcpyDeviceToHost, s));
+  KM_CUDA(b, cudaMemcpyAsync(guard, out + n, PAGED_GUARD_BYTES, cudaMemcpyDeviceToHost, s));
+  KM_CUDA(b, cudaStreamSynchronize(s));
+  km_check_host(&c, read ? "CPU slice sums" : "CPU slice word", got, want, slice_bytes / 4, 4, 1, 0);
+  km_check_add(&c, km_verify_filled(b, guard, PAGED_GUARD_BYTES, PAGED_GUARD_VALUE), PAGED_GUARD_BYTES);
+  km_check_done(&c, read ? "every sequence's sum bitwise against a trusted kernel, the first 2 against the CPU, "
+                           "guard untouched"
+                         : "whole output bitwise against a trusted gather, the first 2 sequences against the CPU, "
+                           "guard untouched");
 }
 
 /* ---------------------------------------------------------------- the case */

@@ -1,4 +1,5 @@
-/* Bitwise checks for copies and gathers: word-wise memcmp that names the first bad offsets. */
+/* Bitwise checks for copies and gathers (word-wise memcmp that names the first bad offsets), the CPU twin
+ * of the device comparison, and km_check, which sums a case's device and CPU checks into one outcome. */
 #include "verify.h"
 
 #include <string.h>
@@ -51,4 +52,100 @@ int km_verify_guard_set(km_bench *b, void *dev_end) {
 size_t km_verify_guard_check(km_bench *b, const void *dev_end) {
   const unsigned char *g = km_verify_to_host(b, dev_end, KM_VERIFY_GUARD_BYTES);
   return g ? km_verify_filled(b, g, KM_VERIFY_GUARD_BYTES, KM_VERIFY_GUARD_VALUE) : KM_VERIFY_GUARD_BYTES;
+}
+
+static uint32_t host_elem(const unsigned char *p, size_t i, int elem_bytes) {
+  uint32_t v = 0;
+  if (elem_bytes == 1) return p[i];
+  if (elem_bytes == 2) {
+    uint16_t h;
+    memcpy(&h, p + 2 * i, 2);
+    return h;
+  }
+  memcpy(&v, p + 4 * i, 4);
+  return v;
+}
+
+size_t km_verify_host_compare(const void *got, const void *want, size_t n, int elem_bytes, size_t stride, int max_ulp,
+                              km_diff *diff) {
+  memset(diff, 0, sizeof *diff);
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t g = host_elem(got, i * stride, elem_bytes), w = host_elem(want, i * stride, elem_bytes);
+    if (!km_verify_differs(g, w, elem_bytes, max_ulp)) continue;
+    if (diff->count < KM_DIFF_KEPT) {
+      diff->index[diff->count] = i;
+      diff->got[diff->count] = g;
+      diff->want[diff->count] = w;
+    }
+    diff->count++;
+  }
+  return (size_t)diff->count;
+}
+
+/* ---- km_check */
+
+int km_check_init(km_check *c, km_bench *b) {
+  memset(c, 0, sizeof *c);
+  c->b = b;
+  c->diff = km_bench_device_alloc(b, sizeof *c->diff);
+  return c->diff ? 0 : -1;
+}
+
+static void report(km_check *c, const char *what, const km_diff *d, size_t n) {
+  const size_t kept = d->count < KM_DIFF_KEPT ? (size_t)d->count : KM_DIFF_KEPT;
+  for (size_t k = 0; k < kept; k++)
+    km_bench_mismatch(c->b, "%s[%llu]: got 0x%08x, want 0x%08x", what, d->index[k], d->got[k], d->want[k]);
+  c->bad += (size_t)d->count;
+  c->n += n;
+}
+
+int km_check_begin(km_check *c, const char *what) {
+  if (!km_bench_ok(c->b)) return -1;
+  cudaError_t e = cudaMemsetAsync(c->diff, 0, sizeof *c->diff, km_bench_stream(c->b));
+  if (e == cudaSuccess) return 0;
+  km_bench_fail(c->b, "device check of %s failed: %s", what, cudaGetErrorString(e));
+  return -1;
+}
+
+void km_check_end(km_check *c, const char *what, size_t n, cudaError_t launched) {
+  cudaStream_t s = km_bench_stream(c->b);
+  km_diff d;
+  cudaError_t e = launched;
+  if (e == cudaSuccess) e = cudaMemcpyAsync(&d, c->diff, sizeof d, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) {
+    km_bench_fail(c->b, "device check of %s failed: %s", what, cudaGetErrorString(e));
+    return;
+  }
+  report(c, what, &d, n);
+}
+
+void km_check_device(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
+                     size_t stride, int max_ulp) {
+  if (km_check_begin(c, what) != 0) return;
+  km_check_end(c, what, n,
+                km_verify_compare(got, want, n, elem_bytes, stride, max_ulp, c->diff, km_bench_stream(c->b)));
+}
+
+void km_check_device_close(km_check *c, const char *what, const float *got, const float *want, const float *mag,
+                           size_t n, float rel_tol) {
+  if (km_check_begin(c, what) != 0) return;
+  km_check_end(c, what, n, km_verify_compare_close(got, want, mag, n, rel_tol, c->diff, km_bench_stream(c->b)));
+}
+
+void km_check_host(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
+                   size_t stride, int max_ulp) {
+  km_diff d;
+  km_verify_host_compare(got, want, n, elem_bytes, stride, max_ulp, &d);
+  report(c, what, &d, n);
+}
+
+void km_check_add(km_check *c, size_t bad, size_t n) {
+  c->bad += bad;
+  c->n += n;
+}
+
+int km_check_done(km_check *c, const char *tolerance) {
+  if (!km_bench_ok(c->b)) return 0;
+  return km_bench_verified(c->b, c->bad, c->n, tolerance);
 }

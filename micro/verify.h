@@ -1,5 +1,7 @@
 /* Checks shared by the micro files: bitwise comparison of host copies with the first mismatches
- * reported through the bench, and guard bytes after outputs. */
+ * reported through the bench, guard bytes after outputs, and km_check, which gathers a case's device
+ * comparisons of its whole timed output (kernels/verify_compare.h) and its CPU slice checks into one
+ * verification outcome. */
 #ifndef KM_MICRO_VERIFY_H
 #define KM_MICRO_VERIFY_H
 
@@ -7,6 +9,7 @@
 #include <stdint.h>
 
 #include "bench.h"
+#include "verify_compare.h"
 
 /* Count the 32-bit words (trailing bytes compared singly) where got differs from want; report the
  * first few as mismatches. Returns the number of differing units. */
@@ -24,5 +27,35 @@ size_t km_verify_guard_check(km_bench *b, const void *dev_end);      /* bytes ch
 /* A device buffer copied to a host buffer that lives until the case ends (km_bench_host_alloc). NULL
  * once the failure (or, out of host memory, the skip) is recorded. */
 void *km_verify_to_host(km_bench *b, const void *dev, size_t bytes);
+/* The CPU twin of km_verify_compare (same arguments, host pointers): fills *diff, mismatches kept in
+ * index order. Returns diff->count. */
+size_t km_verify_host_compare(const void *got, const void *want, size_t n, int elem_bytes, size_t stride, int max_ulp,
+                              km_diff *diff);
+
+/* One case's verification: every check adds its mismatches and the elements it covered; km_check_done
+ * turns the sums into the case's outcome. A CUDA error fails the case (km_bench_ok turns false). */
+typedef struct km_check {
+  km_bench *b;
+  km_diff *diff; /* device scratch for one comparison at a time */
+  size_t bad, n;
+} km_check;
+
+int km_check_init(km_check *c, km_bench *b); /* 0, or -1 when the scratch could not be had */
+/* Device comparisons of device buffers (kernels/verify_compare.h), reported under `what`. */
+void km_check_device(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
+                     size_t stride, int max_ulp);
+void km_check_device_close(km_check *c, const char *what, const float *got, const float *want, const float *mag,
+                           size_t n, float rel_tol);
+/* The same comparison of host buffers (a CPU slice against the CPU reference). */
+void km_check_host(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
+                   size_t stride, int max_ulp);
+/* A family's own device check that adds to c->diff: km_check_begin zeroes it (0 ok, -1 when the case has
+ * stopped), km_check_end takes the launch's error, brings the result back and reports it as n checked. */
+int km_check_begin(km_check *c, const char *what);
+void km_check_end(km_check *c, const char *what, size_t n, cudaError_t launched);
+/* A family's own check: bad of n. */
+void km_check_add(km_check *c, size_t bad, size_t n);
+/* km_bench_verified over everything checked. Returns 1 when it passed. */
+int km_check_done(km_check *c, const char *tolerance);
 
 #endif

@@ -124,6 +124,44 @@ static void test_recall(void) {
   free(sc);
 }
 
+/* One planted dataset, budgets from 1 page to every page (what the sparse/recall rows sweep, on the dataset the
+ * sweep shares): the selected sets are nested, so both the selection's recall and the oracle's can only
+ * grow with the budget, the oracle stays at or above the selection, and every page gives 1. */
+static void test_recall_monotone(void) {
+  km_sparse_shape s = {1, 4096, 2, 4, 64};
+  const int pages = 4096 / 16;
+  const size_t n = (size_t)4096 * 2 * 64;
+  uint16_t *k = malloc(n * 2), q[4 * 64];
+  uint16_t *sum = malloc((size_t)2 * pages * 2 * 64 * 2);
+  float *sc = malloc((size_t)2 * pages * sizeof *sc);
+  int32_t *sel = malloc((size_t)2 * pages * sizeof *sel);
+  KM_EXPECT(k && sum && sc && sel);
+  if (!k || !sum || !sc || !sel) return;
+  uint64_t st = 2025;
+  for (size_t i = 0; i < n; ++i) k[i] = km_float_to_bf16(km_test_rng_normal(&st));
+  for (int i = 0; i < 4 * 64; ++i) q[i] = km_float_to_bf16(km_test_rng_normal(&st));
+  km_sparse_ref_plant(k, q, s, 48, 5.0f, 10.0f, 11);
+  km_sparse_ref_summarize(k, sum, s);
+  km_sparse_ref_score(q, sum, sc, NULL, s);
+  double last_rec = -1.0, last_orc = -1.0;
+  for (int kk = 1; kk <= pages; kk *= 2) {
+    for (int h = 0; h < 2; ++h) KM_EXPECT(km_sparse_ref_topk_row(sc + h * pages, pages, kk, sel + h * kk) == 0);
+    double rec = 0, orc = 0;
+    KM_EXPECT(km_sparse_ref_recall(k, q, sel, kk, s, &rec, &orc) == 0);
+    KM_EXPECT_MSG(rec >= last_rec - 1e-12 && orc >= last_orc - 1e-12,
+                  "budget %d pages: recall %.6f (before %.6f), oracle %.6f (before %.6f)", kk, rec, last_rec, orc, last_orc);
+    KM_EXPECT_MSG(rec <= orc + 1e-12, "budget %d pages: recall %.6f above the oracle %.6f", kk, rec, orc);
+    last_rec = rec;
+    last_orc = orc;
+  }
+  KM_EXPECT_NEAR(last_rec, 1.0, 1e-9);
+  KM_EXPECT_NEAR(last_orc, 1.0, 1e-9);
+  free(k);
+  free(sum);
+  free(sc);
+  free(sel);
+}
+
 int main(void) {
   test_bf16();
   test_summarize();
@@ -131,5 +169,6 @@ int main(void) {
   test_topk();
   test_gather_xor();
   test_recall();
+  test_recall_monotone();
   return km_test_finish("cpu_sparse_ref");
 }

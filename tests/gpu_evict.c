@@ -100,7 +100,9 @@ static void test_case(const ev_case *c, uint64_t seed) {
   KM_EXPECT(scratch_bytes > 0);
 
   cudaError_t e = km_evict_score(&s, d_q, d_k, d_table, d_scratch, d_scores, 0);
-  if (e == cudaSuccess) e = km_evict_select(&s, d_scores, d_sel, 0);
+  km_sparse_plan plan;
+  if (e == cudaSuccess) e = km_sparse_plan_make(&plan);
+  if (e == cudaSuccess) e = km_evict_select(&plan, &s, d_scores, d_sel, 0);
   if (e == cudaSuccess) e = km_evict_compact(&s, d_k, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0);
   KM_EXPECT_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
   const size_t score_bytes = (size_t)rows * n * 4, sel_bytes = (size_t)rows * kk * 4, dst_bytes = dst_elems * 2;

@@ -48,8 +48,18 @@ static size_t compare(const unsigned char *contig, const unsigned char *pool, co
   return bad;
 }
 
+/* The multiprocessor count the block kernels' persistent grid is sized by (asked once per test, as the
+ * micro case asks once per case). */
+static int sm_count(void) {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return 0;
+  return sms;
+}
+
 /* Gather and scatter of n blocks of bs bytes; `mapped`: the contiguous side is mapped pinned host memory. */
 static void test_blocks(size_t n, size_t bs, int mapped) {
+  const int sms = sm_count();
   const size_t pool_blocks = 2 * n, pool_bytes = pool_blocks * bs, run_bytes = n * bs;
   unsigned char *pool_h = malloc(pool_bytes), *run_h = malloc(run_bytes);
   int32_t *perm = malloc(pool_blocks * sizeof *perm);
@@ -79,8 +89,8 @@ static void test_blocks(size_t n, size_t bs, int mapped) {
     memset(pinned, 0xFF, run_bytes);
   else
     KM_EXPECT(cudaMemset(run_d, 0xFF, run_bytes) == cudaSuccess);
-  KM_EXPECT((mapped ? km_offload_blocks_to_host(run_d, pool_d, ids_d, n, bs, 0)
-                    : km_offload_gather_blocks(run_d, pool_d, ids_d, n, bs, 0)) == cudaSuccess);
+  KM_EXPECT((mapped ? km_offload_blocks_to_host(run_d, pool_d, ids_d, n, bs, sms, 0)
+                    : km_offload_gather_blocks(run_d, pool_d, ids_d, n, bs, sms, 0)) == cudaSuccess);
   KM_EXPECT(cudaDeviceSynchronize() == cudaSuccess);
   if (mapped)
     memcpy(run_h, pinned, run_bytes);
@@ -97,8 +107,8 @@ static void test_blocks(size_t n, size_t bs, int mapped) {
   else
     KM_EXPECT(cudaMemcpy(run_d, run_h, run_bytes, cudaMemcpyHostToDevice) == cudaSuccess);
   KM_EXPECT(cudaMemset(pool_d, 0xFF, pool_bytes) == cudaSuccess);
-  KM_EXPECT((mapped ? km_offload_host_to_blocks(pool_d, run_d, ids_d, n, bs, 0)
-                    : km_offload_scatter_blocks(pool_d, run_d, ids_d, n, bs, 0)) == cudaSuccess);
+  KM_EXPECT((mapped ? km_offload_host_to_blocks(pool_d, run_d, ids_d, n, bs, sms, 0)
+                    : km_offload_scatter_blocks(pool_d, run_d, ids_d, n, bs, sms, 0)) == cudaSuccess);
   KM_EXPECT(cudaDeviceSynchronize() == cudaSuccess);
   KM_EXPECT(cudaMemcpy(pool_h, pool_d, pool_bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
   bad = compare(run_h, pool_h, perm, n, pool_blocks, bs, 1);
@@ -116,6 +126,7 @@ out:
 
 /* Pool offsets past 4 GiB: 8 blocks of 2 MiB at the top of a 4.5 GiB pool. */
 static void test_large_pool(void) {
+  const int sms = sm_count();
   const size_t bs = (size_t)2 << 20, pool_blocks = 2304, n = 8;
   unsigned char *pool_d = NULL, *run_d = NULL;
   int32_t *ids_d = NULL, ids[8];
@@ -131,7 +142,7 @@ static void test_large_pool(void) {
     fill(want, n * bs, 99);
     KM_EXPECT(cudaMemcpy(ids_d, ids, sizeof ids, cudaMemcpyHostToDevice) == cudaSuccess);
     KM_EXPECT(cudaMemcpy(run_d, want, n * bs, cudaMemcpyHostToDevice) == cudaSuccess);
-    KM_EXPECT(km_offload_scatter_blocks(pool_d, run_d, ids_d, n, bs, 0) == cudaSuccess);
+    KM_EXPECT(km_offload_scatter_blocks(pool_d, run_d, ids_d, n, bs, sms, 0) == cudaSuccess);
     KM_EXPECT(cudaDeviceSynchronize() == cudaSuccess);
     for (size_t i = 0; i < n; i++) {
       KM_EXPECT(cudaMemcpy(got, pool_d + (size_t)ids[i] * bs, bs, cudaMemcpyDeviceToHost) == cudaSuccess);
@@ -148,17 +159,19 @@ static void test_large_pool(void) {
 }
 
 static void test_bad_arguments(void) {
+  const int sms = sm_count();
   void *a = NULL, *b = NULL;
   int32_t *ids = NULL;
   CHECK_CUDA(cudaMalloc(&a, 1 << 16));
   CHECK_CUDA(cudaMalloc(&b, 1 << 16));
   CHECK_CUDA(cudaMalloc((void **)&ids, 64));
   CHECK_CUDA(cudaMemset(ids, 0, 64));
-  KM_EXPECT(km_offload_gather_blocks(a, b, ids, 2, 24, 0) == cudaErrorInvalidValue);  /* not a multiple of 16 */
-  KM_EXPECT(km_offload_gather_blocks(a, b, ids, 2, 0, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_offload_scatter_blocks((char *)a + 8, b, ids, 2, 32, 0) == cudaErrorInvalidValue); /* misaligned */
-  KM_EXPECT(km_offload_scatter_blocks(a, b, NULL, 2, 32, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_offload_gather_blocks(a, b, ids, 0, 32, 0) == cudaSuccess); /* nothing to do */
+  KM_EXPECT(km_offload_gather_blocks(a, b, ids, 2, 24, sms, 0) == cudaErrorInvalidValue);  /* not a multiple of 16 */
+  KM_EXPECT(km_offload_gather_blocks(a, b, ids, 2, 0, sms, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_offload_scatter_blocks((char *)a + 8, b, ids, 2, 32, sms, 0) == cudaErrorInvalidValue); /* misaligned */
+  KM_EXPECT(km_offload_scatter_blocks(a, b, NULL, 2, 32, sms, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_offload_gather_blocks(a, b, ids, 0, 32, sms, 0) == cudaSuccess); /* nothing to do */
+  KM_EXPECT(km_offload_gather_blocks(a, b, ids, 2, 32, 0, 0) == cudaErrorInvalidValue); /* no SM count */
   KM_EXPECT(cudaDeviceSynchronize() == cudaSuccess);
   cudaFree(a);
   cudaFree(b);

@@ -1,6 +1,8 @@
 /* GPU test of the paged gather, its read-only variant and the per-block / cub baselines against the
  * CPU reference: small random shapes in both layouts, bf16 and fp8, block sizes 1/16/256, misaligned
- * outputs (narrower vectors), a many-CTA shape, and a pool over 4 GiB when the device has room. */
+ * outputs (narrower vectors), a many-CTA shape, and a pool over 4 GiB when the device has room; plus the
+ * trusted kernels that micro/paged.c checks its whole timed output with, and that check failing on one
+ * corrupted byte. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@
 #include "paged_gather.h"
 #include "paged_ref.h"
 #include "test_util.h"
+#include "verify_paged.h"
 
 #define GUARD 256
 #define GUARD_VALUE 0xA5
@@ -105,6 +108,44 @@ static void check_sums(const km_paged_geom *g, const void *pool, const int32_t *
   free(got);
 }
 
+/* The trusted gather and sums equal the CPU reference; the device comparison of the kernel's output with
+ * them passes, then fails naming the one element when one byte of the output (or of a sum) is changed. */
+static void check_trusted(const km_paged_geom *g, const void *d_pool, const int32_t *d_table,
+                          const unsigned char *want, const uint32_t *sums, uint64_t seed) {
+  const size_t n = (size_t)km_paged_output_bytes(g), ns = (size_t)g->num_seqs * 4;
+  unsigned char *host = malloc(n), *d_out = NULL, *d_trusted = NULL;
+  uint32_t *d_sums = NULL, *d_tsums = NULL;
+  km_diff d;
+  KM_EXPECT(host != NULL);
+  if (!host) return;
+  EXPECT_CUDA(cudaMalloc((void **)&d_out, n));
+  EXPECT_CUDA(cudaMalloc((void **)&d_trusted, n));
+  EXPECT_CUDA(cudaMalloc((void **)&d_sums, ns));
+  EXPECT_CUDA(cudaMalloc((void **)&d_tsums, ns));
+  EXPECT_CUDA(km_verify_paged_gather(g, d_pool, d_table, d_trusted, 0));
+  EXPECT_CUDA(km_verify_paged_sums(g, d_pool, d_table, d_tsums, 0));
+  EXPECT_CUDA(cudaMemcpy(host, d_trusted, n, cudaMemcpyDeviceToHost));
+  KM_EXPECT_MSG(memcmp(host, want, n) == 0, "trusted gather differs from the CPU reference");
+  EXPECT_CUDA(cudaMemcpy(host, d_tsums, ns, cudaMemcpyDeviceToHost));
+  KM_EXPECT_MSG(memcmp(host, sums, ns) == 0, "trusted sums differ from the CPU reference");
+  EXPECT_CUDA(cudaMemset(d_out, 0xFF, n));
+  EXPECT_CUDA(km_paged_gather(g, d_pool, d_table, d_out, 0));
+  EXPECT_CUDA(cudaMemset(d_sums, 0, ns));
+  EXPECT_CUDA(km_paged_read_sum(g, d_pool, d_table, d_sums, 0));
+  KM_EXPECT(km_test_device_diff(d_out, d_trusted, n / 4, 4, 1, 0, &d) == 0);
+  KM_EXPECT(km_test_device_diff(d_sums, d_tsums, ns / 4, 4, 1, 0, &d) == 0);
+  const size_t off = (size_t)(seed % n), sum_off = (size_t)(seed % ns);
+  KM_EXPECT(km_test_corrupt_byte(d_out, off, (unsigned char)(want[off] ^ 0x5A)) == 0);
+  KM_EXPECT(km_test_device_diff(d_out, d_trusted, n / 4, 4, 1, 0, &d) == 1 && d.index[0] == off / 4);
+  KM_EXPECT(km_test_corrupt_byte(d_sums, sum_off, (unsigned char)(((const unsigned char *)sums)[sum_off] ^ 1)) == 0);
+  KM_EXPECT(km_test_device_diff(d_sums, d_tsums, ns / 4, 4, 1, 0, &d) == 1 && d.index[0] == sum_off / 4);
+  cudaFree(d_out);
+  cudaFree(d_trusted);
+  cudaFree(d_sums);
+  cudaFree(d_tsums);
+  free(host);
+}
+
 /* One shape, pool filled on the host: every method, the read variant, and two misaligned outputs. */
 static void check_shape(const km_paged_geom *g, uint64_t seed, int with_baselines) {
   size_t pool_bytes = (size_t)g->num_blocks * (size_t)km_paged_block_bytes(g);
@@ -134,6 +175,7 @@ static void check_shape(const km_paged_geom *g, uint64_t seed, int with_baseline
       check_gather(M_CUB, g, d_pool, d_table, table, d_out, 0, want);
     }
     check_sums(g, d_pool, d_table, d_sums, sums);
+    check_trusted(g, d_pool, d_table, want, sums, seed);
   } else {
     fprintf(stderr, "setup failed\n");
     km_test_failures++;
@@ -222,6 +264,7 @@ static void big_pool_shape(unsigned char *d_pool, size_t pool_bytes, km_paged_ge
   }
   check_gather(M_KERNEL, &g, d_pool, d_table, table, d_out, 0, want);
   check_sums(&g, d_pool, d_table, d_sums, sums);
+  check_trusted(&g, d_pool, d_table, want, sums, 12345);
 done:
   cudaFree(d_table);
   cudaFree(d_out);

@@ -1,7 +1,9 @@
 /* GPU test of kernels/quant_fp8.cu, quant_3bit.cu and baselines/quant_scalar.cu on small shapes (odd
  * token and head counts for the tails, one shape large enough that the grid-stride loops go round):
  * codes and side data bit for bit against micro/quant_ref.c, dequantized values within 1 bf16 ulp
- * (the exact-match count is printed: it is expected to be all of them). Exit 77 without a GPU. */
+ * (the exact-match count is printed: it is expected to be all of them); and the whole-output checks of
+ * micro/quant_verify.c (fast kernels against the scalar baselines, the fused gather against a trusted
+ * gather then the scalar dequantize) passing, then failing on one changed element. Exit 77 without a GPU. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "quant_fp8.h"
 #include "quant_ref.h"
 #include "quant_scalar.h"
+#include "verify_paged.h"
 
 static int failures;
 
@@ -76,6 +79,12 @@ static void expect_bf16(const char *what, const uint16_t *got, const uint16_t *w
   }
 }
 
+static void expect_count(const char *what, unsigned long long got, unsigned long long want) {
+  if (got == want) return;
+  fprintf(stderr, "FAIL %s: %llu, want %llu\n", what, got, want);
+  failures++;
+}
+
 static uint16_t *make_input(size_t rows, int d, uint64_t seed) {
   uint16_t *x = host(rows * d * 2);
   for (size_t i = 0; i < rows * (size_t)d; ++i) {
@@ -101,7 +110,7 @@ static void test_fp8(size_t tokens, int heads, int d, int fmt, km_quant_granular
   CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
   if (gran != KM_QUANT_PER_TOKEN_HEAD) CHECK_CUDA(cudaMemcpy(ds, scales, heads * 4, cudaMemcpyHostToDevice));
   const km_fp8_format kf = fmt ? KM_FP8_E5M2 : KM_FP8_E4M3;
-  CHECK_CUDA(scalar ? km_scalar_fp8_quantize(dx, dq, ds, tokens, heads, d, kf, 0)
+  CHECK_CUDA(scalar ? km_scalar_fp8_quantize(dx, dq, ds, tokens, heads, d, kf, gran, 0)
                     : km_quant_fp8_quantize(dx, dq, ds, tokens, heads, d, kf, gran, 0));
   uint8_t *gq = to_host(dq, n), *wq = host(n);
   float *gs = to_host(ds, rows * 4), *ws = host(rows * 4);
@@ -111,7 +120,7 @@ static void test_fp8(size_t tokens, int heads, int d, int fmt, km_quant_granular
   }
   expect_bytes(what, gq, wq, n);
   if (gran == KM_QUANT_PER_TOKEN_HEAD) expect_bytes("  scales", gs, ws, rows * 4);
-  CHECK_CUDA(scalar ? km_scalar_fp8_dequantize(dq, ds, dout, tokens, heads, d, kf, 0)
+  CHECK_CUDA(scalar ? km_scalar_fp8_dequantize(dq, ds, dout, tokens, heads, d, kf, gran, 0)
                     : km_quant_fp8_dequantize(dq, ds, dout, tokens, heads, d, kf, gran, 0));
   uint16_t *go = to_host(dout, n * 2), *wo = host(n * 2);
   for (size_t r = 0; r < rows; ++r) km_ref_fp8_dequantize_row(gq + r * d, d, gran == KM_QUANT_PER_TOKEN_HEAD ? gs[r] : ws[r], fmt, wo + r * d);
@@ -177,11 +186,34 @@ static void test_gather(int fmt) {
         km_ref_fp8_dequantize_row(q + prow * d, d, sc[prow], fmt, wo + orow * d);
       }
   expect_bf16(fmt ? "fp8 e5m2 dequant + gather" : "fp8 e4m3 dequant + gather", go, wo, out_rows * d);
+  /* the trusted composition micro/quant_verify.c holds the whole output to: gather codes and scales as a
+   * paged cache, then the scalar dequantize (the sequences' last blocks are partial: whole blocks only) */
+  const int full = tps / bs * bs;
+  uint8_t *tq = dev((size_t)seqs * full * heads * d);
+  float *tsc = dev((size_t)seqs * full * heads * 4);
+  uint16_t *tout = dev((size_t)seqs * full * heads * d * 2), *fout = dev((size_t)seqs * full * heads * d * 2);
+  int32_t whole[3 * 3], *dw = dev(sizeof whole);
+  for (int sq = 0; sq < seqs; ++sq)
+    for (int j = 0; j < full / bs; ++j) whole[sq * (full / bs) + j] = table[sq * bps + j];
+  CHECK_CUDA(cudaMemcpy(dw, whole, sizeof whole, cudaMemcpyHostToDevice));
+  const km_paged_geom gc = {KM_PAGED_NHD, bs, heads, d, 1, nblocks, seqs, full / bs};
+  const km_paged_geom gs = {KM_PAGED_NHD, bs, heads, 1, 4, nblocks, seqs, full / bs};
+  CHECK_CUDA(km_quant_fp8_dequant_gather(dq, ds, dw, fout, seqs, full, bs, heads, d, kf, 0));
+  CHECK_CUDA(km_verify_paged_gather(&gc, dq, dw, tq, 0));
+  CHECK_CUDA(km_verify_paged_gather(&gs, ds, dw, tsc, 0));
+  CHECK_CUDA(km_scalar_fp8_dequantize(tq, tsc, tout, (size_t)seqs * full, heads, d, kf, KM_QUANT_PER_TOKEN_HEAD, 0));
+  km_diff diff;
+  const size_t nt = (size_t)seqs * full * heads * d;
+  expect_count("  trusted gather + scalar dequantize", km_test_device_diff(fout, tout, nt, 2, 1, 1, &diff), 0);
+  CHECK_CUDA(cudaMemset(fout + 1234, 0xFF, 2)); /* one element left as poison */
+  expect_count("  ... with one element poisoned", km_test_device_diff(fout, tout, nt, 2, 1, 1, &diff), 1);
+  if (diff.count == 1 && diff.index[0] != 1234) expect_count("  ... the element named", diff.index[0], 1234);
+  cudaFree(tq), cudaFree(tsc), cudaFree(tout), cudaFree(fout), cudaFree(dw);
   cudaFree(dx), cudaFree(dout), cudaFree(dq), cudaFree(ds), cudaFree(dt);
   free(x), free(q), free(sc), free(go), free(wo);
 }
 
-static void test_u3(size_t tokens, int heads, int d, int scalar) {
+static void test_u3(const km_quant_plan *plan, size_t tokens, int heads, int d, int scalar) {
   const size_t rows = tokens * heads, n = rows * d, nb = rows * d / 2;
   char what[96];
   snprintf(what, sizeof what, "uniform 3-bit d%d t%zu h%d%s", d, tokens, heads, scalar ? " scalar" : "");
@@ -189,11 +221,11 @@ static void test_u3(size_t tokens, int heads, int d, int scalar) {
   uint16_t *dx = dev(n * 2), *dout = dev(n * 2);
   uint8_t *dq = dev(nb);
   CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(scalar ? km_scalar_u3_quantize(dx, dq, tokens, heads, d, 0) : km_quant_u3_quantize(dx, dq, tokens, heads, d, 0));
+  CHECK_CUDA(scalar ? km_scalar_u3_quantize(dx, dq, tokens, heads, d, 0) : km_quant_u3_quantize(plan, dx, dq, tokens, heads, d, 0));
   uint8_t *gq = to_host(dq, nb), *wq = host(nb);
   for (size_t r = 0; r < rows; ++r) km_ref_u3_quantize_row(x + r * d, d, wq + r * d / 2);
   expect_bytes(what, gq, wq, nb);
-  CHECK_CUDA(scalar ? km_scalar_u3_dequantize(dq, dout, tokens, heads, d, 0) : km_quant_u3_dequantize(dq, dout, tokens, heads, d, 0));
+  CHECK_CUDA(scalar ? km_scalar_u3_dequantize(dq, dout, tokens, heads, d, 0) : km_quant_u3_dequantize(plan, dq, dout, tokens, heads, d, 0));
   uint16_t *go = to_host(dout, n * 2), *wo = host(n * 2);
   for (size_t r = 0; r < rows; ++r) km_ref_u3_dequantize_row(gq + r * d / 2, d, wo + r * d);
   expect_bf16("  dequantize", go, wo, n);
@@ -201,7 +233,7 @@ static void test_u3(size_t tokens, int heads, int d, int scalar) {
   free(x), free(gq), free(wq), free(go), free(wo);
 }
 
-static void test_tq3(size_t tokens, int heads, int d, int is_v, int scalar) {
+static void test_tq3(const km_quant_plan *plan, size_t tokens, int heads, int d, int is_v, int scalar) {
   const size_t rows = tokens * heads, n = rows * d, nb = rows * 3 * d / 8, ns = rows * (is_v ? 2 : 1);
   char what[96];
   snprintf(what, sizeof what, "turboquant %s d%d t%zu h%d%s", is_v ? "V" : "K", d, tokens, heads, scalar ? " scalar" : "");
@@ -210,7 +242,7 @@ static void test_tq3(size_t tokens, int heads, int d, int is_v, int scalar) {
   uint8_t *dq = dev(nb);
   CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
   CHECK_CUDA(scalar ? km_scalar_tq3_quantize(dx, dq, dside, tokens, heads, d, is_v, 0)
-                    : km_quant_tq3_quantize(dx, dq, dside, tokens, heads, d, is_v, 0));
+                    : km_quant_tq3_quantize(plan, dx, dq, dside, tokens, heads, d, is_v, 0));
   uint8_t *gq = to_host(dq, nb), *wq = host(nb);
   uint16_t *gs = to_host(dside, ns * 2), *ws = host(ns * 2);
   for (size_t r = 0; r < rows; ++r) {
@@ -231,12 +263,62 @@ static void test_tq3(size_t tokens, int heads, int d, int is_v, int scalar) {
     failures++;
   }
   CHECK_CUDA(scalar ? km_scalar_tq3_dequantize(dq, dside, dout, tokens, heads, d, is_v, 0)
-                    : km_quant_tq3_dequantize(dq, dside, dout, tokens, heads, d, is_v, 0));
+                    : km_quant_tq3_dequantize(plan, dq, dside, dout, tokens, heads, d, is_v, 0));
   uint16_t *go = to_host(dout, n * 2), *wo = host(n * 2);
   for (size_t r = 0; r < rows; ++r) km_ref_tq3_dequantize_row(gq + r * (3 * d / 8), gs[is_v ? 2 * r : r], d, wo + r * d);
   expect_bf16("  dequantize", go, wo, n);
   cudaFree(dx), cudaFree(dout), cudaFree(dside), cudaFree(dq);
   free(x), free(gq), free(wq), free(gs), free(ws), free(go), free(wo);
+}
+
+/* The whole-output checks micro/quant_verify.c runs: the fast kernels' codes, side data and outputs
+ * against the scalar baselines' on a shape whose grid-stride loops go round, equal within the stated
+ * tolerance; then one changed code byte, one residual norm two fp16 units off and one output element
+ * left as poison must each be the one mismatch found. */
+static void test_device_checks(const km_quant_plan *plan) {
+  const size_t tokens = 9001, rows = tokens * 8;
+  const int heads = 8, d = 128;
+  const size_t n = rows * d, nb = rows * 3 * d / 8;
+  uint16_t *x = make_input(rows, d, 4242);
+  uint16_t *dx = dev(n * 2), *fo = dev(n * 2), *so = dev(n * 2), *fs = dev(rows * 4), *ss = dev(rows * 4);
+  uint8_t *fq = dev(n), *sq = dev(n);
+  km_diff diff;
+  CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
+  /* fp8 per token-head: codes and scales bitwise, outputs within 1 ulp */
+  CHECK_CUDA(km_quant_fp8_quantize(dx, fq, (float *)fs, tokens, heads, d, KM_FP8_E4M3, KM_QUANT_PER_TOKEN_HEAD, 0));
+  CHECK_CUDA(km_scalar_fp8_quantize(dx, sq, (float *)ss, tokens, heads, d, KM_FP8_E4M3, KM_QUANT_PER_TOKEN_HEAD, 0));
+  expect_count("fp8 codes fast vs scalar", km_test_device_diff(fq, sq, n / 4, 4, 1, 0, &diff), 0);
+  expect_count("fp8 scales fast vs scalar", km_test_device_diff(fs, ss, rows, 4, 1, 0, &diff), 0);
+  CHECK_CUDA(km_quant_fp8_dequantize(fq, (float *)fs, fo, tokens, heads, d, KM_FP8_E4M3, KM_QUANT_PER_TOKEN_HEAD, 0));
+  CHECK_CUDA(km_scalar_fp8_dequantize(fq, (float *)fs, so, tokens, heads, d, KM_FP8_E4M3, KM_QUANT_PER_TOKEN_HEAD, 0));
+  expect_count("fp8 outputs fast vs scalar", km_test_device_diff(fo, so, n, 2, 1, 1, &diff), 0);
+  uint8_t byte;
+  CHECK_CUDA(cudaMemcpy(&byte, fq + 77777, 1, cudaMemcpyDeviceToHost));
+  expect_count("  corrupting a byte", (unsigned long long)km_test_corrupt_byte(fq, 77777, (unsigned char)(byte ^ 0x10)), 0);
+  expect_count("  one code byte changed", km_test_device_diff(fq, sq, n / 4, 4, 1, 0, &diff), 1);
+  expect_count("  ... its word named", diff.index[0], 77777 / 4);
+  CHECK_CUDA(cudaMemset(fo + n - 1, 0xFF, 2));
+  expect_count("  last output element poisoned", km_test_device_diff(fo, so, n, 2, 1, 1, &diff), 1);
+  expect_count("  ... named", diff.index[0], n - 1);
+  /* TurboQuant V: codes and norms bitwise, residual norms within one fp16 unit */
+  CHECK_CUDA(km_quant_tq3_quantize(plan, dx, fq, fs, tokens, heads, d, 1, 0));
+  CHECK_CUDA(km_scalar_tq3_quantize(dx, sq, ss, tokens, heads, d, 1, 0));
+  expect_count("tq3 V codes fast vs scalar", km_test_device_diff(fq, sq, nb / 4, 4, 1, 0, &diff), 0);
+  expect_count("tq3 V norms fast vs scalar", km_test_device_diff(fs, ss, rows, 2, 2, 0, &diff), 0);
+  expect_count("tq3 V residual norms fast vs scalar", km_test_device_diff(fs + 1, ss + 1, rows, 2, 2, 1, &diff), 0);
+  uint16_t res;
+  CHECK_CUDA(cudaMemcpy(&res, ss + 2 * 500 + 1, 2, cudaMemcpyDeviceToHost));
+  res = (uint16_t)(res + 2); /* a positive norm: two units in the last place up */
+  CHECK_CUDA(cudaMemcpy(fs + 2 * 500 + 1, &res, 2, cudaMemcpyHostToDevice));
+  expect_count("  one residual norm 2 ulp off", km_test_device_diff(fs + 1, ss + 1, rows, 2, 2, 1, &diff), 1);
+  expect_count("  ... its row named", diff.index[0], 500);
+  expect_count("  ... norms untouched", km_test_device_diff(fs, ss, rows, 2, 2, 0, &diff), 0);
+  /* uniform 3-bit: records bitwise */
+  CHECK_CUDA(km_quant_u3_quantize(plan, dx, fq, tokens, heads, d, 0));
+  CHECK_CUDA(km_scalar_u3_quantize(dx, sq, tokens, heads, d, 0));
+  expect_count("u3 records fast vs scalar", km_test_device_diff(fq, sq, n / 2 / 4, 4, 1, 0, &diff), 0);
+  cudaFree(dx), cudaFree(fo), cudaFree(so), cudaFree(fs), cudaFree(ss), cudaFree(fq), cudaFree(sq);
+  free(x);
 }
 
 int main(void) {
@@ -245,26 +327,29 @@ int main(void) {
     printf("no CUDA device: skipped\n");
     return 77;
   }
+  km_quant_plan plan;
+  CHECK_CUDA(km_quant_plan_make(&plan));
   test_fp8_specials();
   for (int d = 64; d <= 256; d *= 2)
     for (int fmt = 0; fmt < 2; ++fmt)
       for (int g = 0; g < KM_QUANT_GRANULARITY_COUNT; ++g) test_fp8(37, 3, d, fmt, (km_quant_granularity)g, 0);
   test_fp8(9001, 8, 128, 0, KM_QUANT_PER_TOKEN_HEAD, 0); /* > one resident wave: the grid-stride loop turns */
-  test_fp8(37, 3, 128, 0, KM_QUANT_PER_TOKEN_HEAD, 1);
-  test_fp8(37, 3, 128, 1, KM_QUANT_PER_TOKEN_HEAD, 1);
+  for (int fmt = 0; fmt < 2; ++fmt)
+    for (int g = 0; g < KM_QUANT_GRANULARITY_COUNT; ++g) test_fp8(37, 3, 128, fmt, (km_quant_granularity)g, 1);
   test_gather(0);
   test_gather(1);
   for (int d = 64; d <= 256; d *= 2) {
-    test_u3(37, 3, d, 0);
-    test_u3(37, 3, d, 1);
+    test_u3(&plan, 37, 3, d, 0);
+    test_u3(&plan, 37, 3, d, 1);
     for (int v = 0; v < 2; ++v) {
-      test_tq3(37, 3, d, v, 0);
-      test_tq3(37, 3, d, v, 1);
+      test_tq3(&plan, 37, 3, d, v, 0);
+      test_tq3(&plan, 37, 3, d, v, 1);
     }
   }
-  test_u3(9001, 8, 128, 0);
-  test_tq3(9001, 8, 128, 0, 0);
-  test_tq3(9001, 8, 256, 1, 0);
+  test_u3(&plan, 9001, 8, 128, 0);
+  test_tq3(&plan, 9001, 8, 128, 0, 0);
+  test_tq3(&plan, 9001, 8, 256, 1, 0);
+  test_device_checks(&plan);
   if (failures) {
     fprintf(stderr, "gpu_quant: %d failure(s)\n", failures);
     return 1;

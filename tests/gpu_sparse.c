@@ -1,6 +1,8 @@
 /* GPU checks of the sparse (Quest) kernels against the CPU references: summaries and the append path,
  * scores, the radix top-k on hard rows (heavy ties, equal rows, odd page counts, k = 1 and k = pages,
- * 16,384 pages through opted-in shared memory), the CUB-sort baseline, the gather and the dense read. */
+ * 16,384 pages through opted-in shared memory), the CUB-sort baseline, the gather and the dense read;
+ * and the trusted kernels micro/sparse_verify.c checks whole timed outputs with: equal to the CPU
+ * references, and their checks failing when one element of an output is changed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "sparse_ref.h"
 #include "sparse_topk.h"
 #include "test_util.h"
+#include "verify_sparse.h"
 
 #define CHECK_CUDA(expr)                                                                              \
   do {                                                                                                \
@@ -40,8 +43,89 @@ static void *upload(const void *h, size_t bytes) {
   return d;
 }
 
+/* The trusted selection check (kernels/verify_sparse.h) of dsel against the top-k of dsc. */
+static unsigned long long selection_diff(const float *dsc, const int32_t *dsel, int rows, int pages, int k,
+                                         int ascending, km_diff *out) {
+  uint8_t *chosen = NULL;
+  km_diff *d = NULL;
+  cudaError_t e = cudaMalloc((void **)&chosen, (size_t)rows * pages);
+  if (e == cudaSuccess) e = cudaMalloc((void **)&d, sizeof *d);
+  if (e == cudaSuccess) e = cudaMemset(d, 0, sizeof *d);
+  if (e == cudaSuccess) e = km_verify_sparse_topk_chosen(dsc, chosen, rows, pages, k, 0);
+  if (e == cudaSuccess) e = km_verify_sparse_selection(dsel, chosen, rows, pages, k, ascending, d, 0);
+  if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *out, cudaMemcpyDeviceToHost);
+  cudaFree(chosen);
+  cudaFree(d);
+  if (e != cudaSuccess) fprintf(stderr, "selection check failed: %s\n", cudaGetErrorString(e));
+  return e == cudaSuccess ? out->count : ~0ull;
+}
+
+/* The scores check (kernels/verify_compare.h) of dsc against trusted scores and magnitudes. */
+static unsigned long long scores_diff(const float *dsc, const float *dt, const float *dmag, size_t n, km_diff *out) {
+  km_diff *d = NULL;
+  cudaError_t e = cudaMalloc((void **)&d, sizeof *d);
+  if (e == cudaSuccess) e = cudaMemset(d, 0, sizeof *d);
+  if (e == cudaSuccess) e = km_verify_compare_close(dsc, dt, dmag, n, 1e-4f, d, 0);
+  if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *out, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  return e == cudaSuccess ? out->count : ~0ull;
+}
+
+/* The trusted kernels on one batch, against the CPU references and the fast kernels' outputs (already
+ * checked equal to the CPU), then each check must name the one element changed in a copy of an output. */
+static void test_trusted(km_sparse_shape s, int k, const uint16_t *dk, const uint16_t *dv, const uint16_t *dq,
+                         uint16_t *ds, float *dsc, int32_t *dsel, uint16_t *dko, uint16_t *dvo,
+                         const uint16_t *hs, const uint16_t *wk, const uint16_t *wv, uint32_t want_xor) {
+  const int pages = s.tokens / 16, rows = s.batch * s.kv_heads;
+  const size_t nsum = (size_t)rows * pages * 2 * s.head_dim, nsc = (size_t)rows * pages;
+  const size_t nout = (size_t)rows * k * 16 * s.head_dim, nkv = (size_t)s.batch * s.tokens * s.kv_heads * s.head_dim;
+  uint16_t *ts = NULL, *tk = NULL, *tv = NULL, *hts = malloc(nsum * 2), *htk = malloc(nout * 2), *htv = malloc(nout * 2);
+  float *tsc = NULL, *tmag = NULL;
+  uint32_t *tx = NULL, hx = 0;
+  km_diff d;
+  KM_EXPECT(hts && htk && htv);
+  CHECK_CUDA(cudaMalloc((void **)&ts, nsum * 2));
+  CHECK_CUDA(cudaMalloc((void **)&tk, nout * 2));
+  CHECK_CUDA(cudaMalloc((void **)&tv, nout * 2));
+  CHECK_CUDA(cudaMalloc((void **)&tsc, nsc * 4));
+  CHECK_CUDA(cudaMalloc((void **)&tmag, nsc * 4));
+  CHECK_CUDA(cudaMalloc((void **)&tx, 4));
+  CHECK_CUDA(km_verify_sparse_summarize(dk, ts, s, 0));
+  CHECK_CUDA(km_verify_sparse_score(dq, ds, tsc, tmag, s, 0));
+  CHECK_CUDA(km_verify_sparse_gather(dk, dv, dsel, k, tk, tv, s, 0));
+  CHECK_CUDA(km_verify_xor(dk, dv, nkv * 2, tx, 0));
+  CHECK_CUDA(cudaMemcpy(hts, ts, nsum * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(htk, tk, nout * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(htv, tv, nout * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(&hx, tx, 4, cudaMemcpyDeviceToHost));
+  KM_EXPECT_MSG(memcmp(hts, hs, nsum * 2) == 0, "trusted summaries differ from the CPU (d %d)", s.head_dim);
+  KM_EXPECT_MSG(memcmp(htk, wk, nout * 2) == 0 && memcmp(htv, wv, nout * 2) == 0, "trusted gather differs from the CPU");
+  KM_EXPECT_MSG(hx == want_xor, "trusted XOR 0x%08x, CPU 0x%08x", hx, want_xor);
+  /* the fast kernels' outputs pass ... */
+  KM_EXPECT(km_test_device_diff(ds, ts, nsum, 2, 1, 0, &d) == 0);
+  KM_EXPECT(scores_diff(dsc, tsc, tmag, nsc, &d) == 0);
+  KM_EXPECT(selection_diff(dsc, dsel, rows, pages, k, 1, &d) == 0);
+  KM_EXPECT(km_test_device_diff(dko, tk, nout / 2, 4, 1, 0, &d) == 0);
+  /* ... and fail on one changed element, which the check names */
+  KM_EXPECT(km_test_corrupt_byte(ds, 2 * 77 + 1, (unsigned char)(hs[77] >> 8) ^ 0x40) == 0);
+  KM_EXPECT(km_test_device_diff(ds, ts, nsum, 2, 1, 0, &d) == 1 && d.index[0] == 77);
+  const float wrong = 1e6f;
+  CHECK_CUDA(cudaMemcpy(dsc + 5, &wrong, 4, cudaMemcpyHostToDevice));
+  KM_EXPECT(scores_diff(dsc, tsc, tmag, nsc, &d) == 1 && d.index[0] == 5);
+  CHECK_CUDA(cudaMemcpy(dsc, tsc, nsc * 4, cudaMemcpyDeviceToDevice));
+  int32_t slot;
+  CHECK_CUDA(cudaMemcpy(&slot, dsel + 1, 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(dsel + 2, &slot, 4, cudaMemcpyHostToDevice)); /* slot 2 repeats slot 1's page */
+  KM_EXPECT(selection_diff(dsc, dsel, rows, pages, k, 0, &d) == 1 && d.index[0] == 2);
+  KM_EXPECT(km_test_corrupt_byte(dvo, nout * 2 - 1, (unsigned char)(wv[nout - 1] >> 8) ^ 1) == 0);
+  KM_EXPECT(km_test_device_diff(dvo, tv, nout / 2, 4, 1, 0, &d) == 1 && d.index[0] == nout / 2 - 1);
+done:
+  cudaFree(ts), cudaFree(tk), cudaFree(tv), cudaFree(tsc), cudaFree(tmag), cudaFree(tx);
+  free(hts), free(htk), free(htv);
+}
+
 /* Build, score, top-k and read one small batch; append equals a rebuild. */
-static void test_stages(int head_dim, int tokens) {
+static void test_stages(const km_sparse_plan *plan, int head_dim, int tokens) {
   km_sparse_shape s = {3, tokens, 2, 8, head_dim};
   const int pages = tokens / 16, k = pages / 3 + 1, rows = s.batch * s.kv_heads;
   const size_t nkv = (size_t)s.batch * tokens * s.kv_heads * head_dim, nsum = (size_t)rows * pages * 2 * head_dim;
@@ -66,12 +150,12 @@ static void test_stages(int head_dim, int tokens) {
   CHECK_CUDA(cudaMalloc((void **)&dpos, 3 * 4));
   KM_EXPECT(dk && dv && dq);
   CHECK_CUDA(cudaMemset(ds, 0xff, nsum * 2));
-  CHECK_CUDA(km_sparse_summarize(dk, ds, s, 0));
+  CHECK_CUDA(km_sparse_summarize(plan, dk, ds, s, 0));
   CHECK_CUDA(cudaMemcpy(gs, ds, nsum * 2, cudaMemcpyDeviceToHost));
   km_sparse_ref_summarize(hk, hs, s);
   KM_EXPECT(memcmp(gs, hs, nsum * 2) == 0);
   CHECK_CUDA(km_sparse_score(dq, ds, dsc, s, 0));
-  CHECK_CUDA(km_sparse_topk(dsc, dsel, rows, pages, k, 0));
+  CHECK_CUDA(km_sparse_topk(plan, dsc, dsel, rows, pages, k, 0));
   CHECK_CUDA(km_sparse_read(dk, dv, dsel, k, dko, dvo, s, 0));
   CHECK_CUDA(cudaMemcpy(gsc, dsc, (size_t)rows * pages * 4, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(sel, dsel, (size_t)rows * k * 4, cudaMemcpyDeviceToHost));
@@ -88,6 +172,8 @@ static void test_stages(int head_dim, int tokens) {
     km_sparse_ref_gather_row(hk, hv, sel + (size_t)r * k, k, r, s, wk + r * per, wv + r * per);
   }
   KM_EXPECT(memcmp(ko, wk, nout * 2) == 0 && memcmp(vo, wv, nout * 2) == 0);
+  test_trusted(s, k, dk, dv, dq, ds, dsc, dsel, dko, dvo, hs, wk, wv, km_sparse_ref_xor(hk, hv, nkv * 2));
+  CHECK_CUDA(km_sparse_topk(plan, dsc, dsel, rows, pages, k, 0)); /* the selection test_trusted changed */
   /* append: build from a copy whose token pos repeats its page's first token (a tie, so it changes no
    * bit), which is the page's state before pos arrived when pos is the page's last slot; appending the
    * real key must then give the full rebuild. A page start must give max = min = the key. */
@@ -103,9 +189,9 @@ static void test_stages(int head_dim, int tokens) {
     uint16_t *dk2 = upload(hk2, nkv * 2);
     KM_EXPECT(dk2 != NULL);
     if (dk2) {
-      CHECK_CUDA(km_sparse_summarize(dk2, ds, s, 0));
+      CHECK_CUDA(km_sparse_summarize(plan, dk2, ds, s, 0));
       CHECK_CUDA(cudaMemcpy(dpos, pos, sizeof pos, cudaMemcpyHostToDevice));
-      CHECK_CUDA(km_sparse_summary_append(dk, ds, dpos, s, 0));
+      CHECK_CUDA(km_sparse_summary_append(plan, dk, ds, dpos, s, 0));
       CHECK_CUDA(cudaMemcpy(gs, ds, nsum * 2, cudaMemcpyDeviceToHost));
       for (int b = 0; b < 3; ++b)
         if (pos[b] % 16 == 15)
@@ -130,7 +216,7 @@ static void test_stages(int head_dim, int tokens) {
     uint32_t *dparts = NULL, *parts = malloc(65536 * 4);
     int used = 0;
     CHECK_CUDA(cudaMalloc((void **)&dparts, 65536 * 4));
-    CHECK_CUDA(km_sparse_dense_read(dk, dv, nkv * 2, dparts, 65536, &used, 0));
+    CHECK_CUDA(km_sparse_dense_read(plan, dk, dv, nkv * 2, dparts, 65536, &used, 0));
     CHECK_CUDA(cudaMemcpy(parts, dparts, (size_t)used * 4, cudaMemcpyDeviceToHost));
     uint32_t x = 0;
     for (int i = 0; i < used; ++i) x ^= parts[i];
@@ -146,7 +232,7 @@ done:
 }
 
 /* Top-k rows with `levels` distinct values (1: all equal), checked against the CPU rule; optionally CUB. */
-static void test_topk(int rows, int pages, int k, int levels, int with_cub) {
+static void test_topk(const km_sparse_plan *plan, int rows, int pages, int k, int levels, int with_cub) {
   const size_t n = (size_t)rows * pages;
   float *h = malloc(n * 4), *dsc = NULL;
   int32_t *sel = malloc((size_t)rows * k * 4), *want = malloc((size_t)k * 4), *dsel = NULL;
@@ -158,7 +244,7 @@ static void test_topk(int rows, int pages, int k, int levels, int with_cub) {
   KM_EXPECT(dsc != NULL);
   CHECK_CUDA(cudaMalloc((void **)&dsel, (size_t)rows * k * 4));
   CHECK_CUDA(cudaMemset(dsel, 0xff, (size_t)rows * k * 4));
-  CHECK_CUDA(km_sparse_topk(dsc, dsel, rows, pages, k, 0));
+  CHECK_CUDA(km_sparse_topk(plan, dsc, dsel, rows, pages, k, 0));
   CHECK_CUDA(cudaMemcpy(sel, dsel, (size_t)rows * k * 4, cudaMemcpyDeviceToHost));
   int bad = 0;
   for (int r = 0; r < rows; ++r) {
@@ -167,6 +253,9 @@ static void test_topk(int rows, int pages, int k, int levels, int with_cub) {
   }
   if (bad) fprintf(stderr, "topk rows %d pages %d k %d levels %d: %d rows differ\n", rows, pages, k, levels, bad);
   KM_EXPECT(bad == 0);
+  km_diff d;
+  KM_EXPECT_MSG(selection_diff(dsc, dsel, rows, pages, k, 1, &d) == 0, "trusted rank rule disagrees: rows %d pages %d k %d levels %d",
+                rows, pages, k, levels);
   if (with_cub) {  /* distinct random scores only: the baseline treats -0 and +0 alike */
     size_t bytes = 0;
     CHECK_CUDA(km_cub_topk_scratch_bytes(rows, pages, &bytes));
@@ -186,6 +275,8 @@ static void test_topk(int rows, int pages, int k, int levels, int with_cub) {
       bad += memcmp(want, g, (size_t)k * 4) != 0;
     }
     KM_EXPECT(bad == 0);
+    CHECK_CUDA(km_cub_topk(dsc, dsel, rows, pages, k, scratch, bytes, 0));
+    KM_EXPECT(selection_diff(dsc, dsel, rows, pages, k, 0, &d) == 0);
   }
 done:
   cudaFree(dsc), cudaFree(dsel), cudaFree(scratch);
@@ -194,20 +285,28 @@ done:
 
 int main(void) {
   if (!km_test_have_gpu()) return KM_TEST_SKIP;
-  test_stages(128, 1024);
-  test_stages(64, 512);
-  test_stages(256, 256);
-  test_topk(64, 8192, 128, 0, 1);
-  test_topk(64, 8192, 128, 7, 0);     /* heavy ties */
-  test_topk(8, 8192, 300, 1, 0);      /* all equal: the lowest pages */
-  test_topk(16, 8192, 4000, 3, 0);    /* ~2,700 equal keys in the boundary bin: the full-row passes */
-  test_topk(16, 8192, 2, 2, 0);       /* ~4,100 ties at the top, k-1 = 1 of them */
-  test_topk(16, 8192, 512, 0, 0);     /* random, a wider boundary bin */
-  test_topk(16, 1003, 17, 0, 0);      /* pages % 4 != 0: scalar loads */
-  test_topk(16, 1003, 1, 0, 0);       /* the last page alone */
-  test_topk(16, 1000, 1000, 3, 0);    /* everything */
-  test_topk(4, 16384, 128, 50, 0);    /* 64 KB of keys: opted-in shared memory */
-  test_topk(33, 7, 3, 2, 0);
-  KM_EXPECT(km_sparse_topk(NULL, NULL, 1, 8, 9, 0) == cudaErrorInvalidValue);
+  km_sparse_plan plan;
+  if (km_sparse_plan_make(&plan) != cudaSuccess) {
+    fprintf(stderr, "km_sparse_plan_make failed\n");
+    return 1;
+  }
+  KM_EXPECT(plan.sms > 0 && plan.dense_grid >= plan.sms && plan.topk_max_pages >= 16384);
+  test_stages(&plan, 128, 1024);
+  test_stages(&plan, 64, 512);
+  test_stages(&plan, 256, 256);
+  test_topk(&plan, 64, 8192, 128, 0, 1);
+  test_topk(&plan, 64, 8192, 128, 7, 0);     /* heavy ties */
+  test_topk(&plan, 8, 8192, 300, 1, 0);      /* all equal: the lowest pages */
+  test_topk(&plan, 16, 8192, 4000, 3, 0);    /* ~2,700 equal keys in the boundary bin: the full-row passes */
+  test_topk(&plan, 16, 8192, 2, 2, 0);       /* ~4,100 ties at the top, k-1 = 1 of them */
+  test_topk(&plan, 16, 8192, 512, 0, 0);     /* random, a wider boundary bin */
+  test_topk(&plan, 16, 1003, 17, 0, 0);      /* pages % 4 != 0: scalar loads */
+  test_topk(&plan, 16, 1003, 1, 0, 0);       /* the last page alone */
+  test_topk(&plan, 16, 1000, 1000, 3, 0);    /* everything */
+  test_topk(&plan, 4, 16384, 128, 50, 0);    /* 64 KB of keys: opted-in shared memory */
+  test_topk(&plan, 33, 7, 3, 2, 0);
+  KM_EXPECT(km_sparse_topk(&plan, NULL, NULL, 1, 8, 9, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_sparse_topk(&plan, NULL, NULL, 1, plan.topk_max_pages + 1, 1, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_sparse_topk(NULL, NULL, NULL, 1, 8, 1, 0) == cudaErrorInvalidValue);
   return km_test_finish("gpu_sparse");
 }

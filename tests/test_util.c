@@ -130,3 +130,22 @@ int km_test_guard_intact(const void *downloaded, size_t bytes) {
     if (g[i] != KM_TEST_GUARD_VALUE) return 0;
   return 1;
 }
+
+unsigned long long km_test_device_diff(const void *got, const void *want, size_t n, int elem_bytes, size_t stride,
+                                       int max_ulp, km_diff *out) {
+  km_diff *d = NULL;
+  cudaError_t e = cudaMalloc((void **)&d, sizeof *d);
+  if (e == cudaSuccess) e = cudaMemset(d, 0, sizeof *d);
+  if (e == cudaSuccess) e = km_verify_compare(got, want, n, elem_bytes, stride, max_ulp, d, 0);
+  if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *out, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "device comparison failed: %s\n", cudaGetErrorString(e));
+    return ~0ull;
+  }
+  return out->count;
+}
+
+int km_test_corrupt_byte(void *dev, size_t offset, unsigned char value) {
+  return cudaMemcpy((unsigned char *)dev + offset, &value, 1, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
+}

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "verify_compare.h"
+
 extern int km_test_failures;
 
 #define KM_EXPECT(cond)                                                               \
@@ -78,6 +80,13 @@ int km_test_download(void *host, const void *dev, size_t bytes);
 #define KM_TEST_GUARD_VALUE 0xA5
 void *km_test_dev_guarded(const void *host, size_t bytes);
 int km_test_guard_intact(const void *downloaded, size_t bytes);
+/* The device comparison of kernels/verify_compare.h run to completion on the default stream: *out gets
+ * what it found (got and want are device pointers). Returns the mismatch count, or ~0ull after printing
+ * the CUDA error. */
+unsigned long long km_test_device_diff(const void *got, const void *want, size_t n, int elem_bytes, size_t stride,
+                                       int max_ulp, km_diff *out);
+/* Overwrite one byte of device memory (a corrupted element for a check that must then fail). */
+int km_test_corrupt_byte(void *dev, size_t offset, unsigned char value);
 
 #define KM_TEST_SKIP 77
 
