@@ -161,14 +161,14 @@ double km_result_vs_baseline(const km_result *row, const km_result *base) {
 }
 
 /* The row that stands for a case: its only iteration, or the median aggregate when repeated. */
-static int is_primary(const km_result *row) {
+int km_result_is_primary(const km_result *row) {
   if (row->repetitions > 1) return row->is_aggregate && strcmp(row->aggregate_name, "median") == 0;
   return !row->is_aggregate;
 }
 
 const km_result *km_results_find(const km_results *r, const char *name) {
   for (size_t i = 0; i < r->count; i++)
-    if (is_primary(&r->rows[i]) && strcmp(r->rows[i].name, name) == 0) return &r->rows[i];
+    if (km_result_is_primary(&r->rows[i]) && strcmp(r->rows[i].name, name) == 0) return &r->rows[i];
   return NULL;
 }
 
@@ -310,19 +310,18 @@ int km_results_from_json(const cJSON *benchmarks, km_results *out, char *err, si
 }
 
 /* ---- the latency table */
-static const char *const technique_order[] = {"roofline", "gqa", "cross_layer", "mla", "sliding_window",
+const char *const km_technique_order[] = {"roofline", "gqa", "cross_layer", "mla", "sliding_window",
                                               "hybrid_mamba", "kv_quant", "eviction", "compressed",
                                               "prefix_reuse", "sparse_read", "paged", "offload"};
 
-static size_t technique_rank(const char *t) {
-  size_t n = sizeof technique_order / sizeof technique_order[0];
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(t, technique_order[i]) == 0) return i;
-  return n;
+size_t km_technique_rank(const char *t) {
+  for (size_t i = 0; i < KM_TECHNIQUE_COUNT; i++)
+    if (strcmp(t, km_technique_order[i]) == 0) return i;
+  return KM_TECHNIQUE_COUNT;
 }
 
 static int wanted(const km_results *r, const km_result *row, int any_representative) {
-  if (!is_primary(row)) return 0;
+  if (!km_result_is_primary(row)) return 0;
   if (!any_representative || row->representative || strcmp(row->technique, "roofline") == 0) return 1;
   for (size_t i = 0; i < r->count; i++) /* a baseline some representative row is compared with */
     if (r->rows[i].representative && strcmp(r->rows[i].baseline, row->name) == 0) return 1;
@@ -340,7 +339,7 @@ static void flags_text(const km_result *row, char *buf, size_t len) {
   if (!used) snprintf(buf, len, "ok");
 }
 
-static void status_text(const km_result *row, char *buf, size_t len) {
+void km_result_status_text(const km_result *row, char *buf, size_t len) {
   char flags[96];
   flags_text(row, flags, sizeof flags);
   if (row->error)
@@ -354,7 +353,7 @@ static void status_text(const km_result *row, char *buf, size_t len) {
 }
 
 /* A host row's ceiling is the contiguous host copy; a device row's, its traffic class's. */
-static double share_of_own_ceiling(const km_result *row) {
+double km_result_share(const km_result *row) {
   return flag(row, "host_link") ? km_result_counter(row, "pct_of_host_copy") : km_result_counter(row, "pct_of_ceiling");
 }
 
@@ -376,12 +375,11 @@ km_table *km_latency_table(const km_results *r) {
                              cols, sizeof cols / sizeof cols[0]);
   if (!t) return NULL;
   int any_rep = 0;
-  for (size_t i = 0; i < r->count; i++) any_rep |= r->rows[i].representative && is_primary(&r->rows[i]);
-  size_t nt = sizeof technique_order / sizeof technique_order[0];
-  for (size_t rank = 0; rank <= nt; rank++)
+  for (size_t i = 0; i < r->count; i++) any_rep |= r->rows[i].representative && km_result_is_primary(&r->rows[i]);
+  for (size_t rank = 0; rank <= KM_TECHNIQUE_COUNT; rank++)
     for (size_t i = 0; i < r->count; i++) {
       const km_result *row = &r->rows[i];
-      if (technique_rank(row->technique) != rank || !wanted(r, row, any_rep)) continue;
+      if (km_technique_rank(row->technique) != rank || !wanted(r, row, any_rep)) continue;
       size_t k = km_table_add_row(t, row->technique[0] ? row->technique : "other");
       char status[512];
       km_table_set_text(t, k, 0, row->name);
@@ -391,13 +389,13 @@ km_table *km_latency_table(const km_results *r) {
         km_table_set_number(t, k, 2, 100.0 * km_result_counter(row, "cv"), 1);
         km_table_set_number(t, k, 3, km_result_counter(row, "GB/s"), 1);
         km_table_set_text(t, k, 4, km_result_traffic(row));
-        km_table_set_number(t, k, 5, share_of_own_ceiling(row), 1);
+        km_table_set_number(t, k, 5, km_result_share(row), 1);
         km_table_set_number(t, k, 6, km_result_counter(row, "pct_of_peak"), 1);
         km_table_set_number(t, k, 7, km_result_counter(row, "ns_per_token_layer"), 3);
         const km_result *base = row->baseline[0] ? km_results_find(r, row->baseline) : NULL;
         km_table_set_number(t, k, 8, km_result_vs_baseline(row, base), 2);
       }
-      status_text(row, status, sizeof status);
+      km_result_status_text(row, status, sizeof status);
       km_table_set_text(t, k, 9, status);
     }
   return t;

@@ -53,6 +53,19 @@ cJSON *km_results_benchmarks_json(const km_results *r);
 /* Read a "benchmarks" array back (report tool). 0 ok; -1 with one line in err. */
 int km_results_from_json(const cJSON *benchmarks, km_results *out, char *err, size_t errlen);
 
+/* The techniques in the byte table's order (roofline first), and a technique's place in it (KM_TECHNIQUE_COUNT
+ * for any other). */
+#define KM_TECHNIQUE_COUNT 13
+extern const char *const km_technique_order[KM_TECHNIQUE_COUNT];
+size_t km_technique_rank(const char *technique);
+/* The row that stands for a case: its only iteration, or the median aggregate when repeated. */
+int km_result_is_primary(const km_result *row);
+/* The row's status as the tables print it: an error or skip message, or its flags (noisy, throttled,
+ * l2_resident; "ok" without) and label. */
+void km_result_status_text(const km_result *row, char *buf, size_t len);
+/* The row's share of its own ceiling: its traffic class's, or the contiguous host copy for a link row. */
+double km_result_share(const km_result *row);
+
 /* The latency table: the representative rows (and their baselines) when the run has any, else all;
  * grouped by technique in the byte table's order. */
 km_table *km_latency_table(const km_results *r);
