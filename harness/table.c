@@ -33,7 +33,8 @@ km_table *km_table_new(const char *title, const km_column *cols, size_t ncols) {
   t->title = dup_str(title ? title : "");
   t->ncols = ncols;
   t->cols = malloc(ncols * sizeof *cols);
-  if (!t->cols || !t->title) {
+  t->text_mode = calloc(ncols ? ncols : 1, sizeof *t->text_mode);
+  if (!t->cols || !t->title || !t->text_mode) {
     km_table_free(t);
     return NULL;
   }
@@ -49,9 +50,12 @@ void km_table_free(km_table *t) {
     for (size_t c = 0; c < t->ncols; c++) free(cell_at(t, r, c)->text);
     free(t->group[r]);
   }
+  for (size_t i = 0; i < t->ncaption; i++) free(t->caption[i]);
+  free(t->caption);
   free(t->cells);
   free(t->group);
   free(t->cols);
+  free(t->text_mode);
   free(t->title);
   free(t);
 }
@@ -94,6 +98,23 @@ void km_table_set_integer(km_table *t, size_t row, size_t col, double v) {
   if (isfinite(v)) cell_at(t, row, col)->kind = KM_CELL_INTEGER;
 }
 
+void km_table_set_text_mode(km_table *t, size_t col, km_text_mode mode) {
+  if (col < t->ncols) t->text_mode[col] = mode;
+}
+
+void km_table_add_caption(km_table *t, const char *line) {
+  char **c = realloc(t->caption, (t->ncaption + 1) * sizeof *c);
+  if (!c) abort(); /* a few lines: failing here means the process is out of memory */
+  t->caption = c;
+  t->caption[t->ncaption++] = dup_str(line ? line : "");
+}
+
+cJSON *km_table_caption_json(const km_table *t) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; a && i < t->ncaption; i++) cJSON_AddItemToArray(a, cJSON_CreateString(t->caption[i]));
+  return a;
+}
+
 /* Numbers with thousands separators in text and markdown (147,456), plain in CSV and JSON. */
 static void format_cell(const km_cell *c, int grouped, char *buf, size_t len) {
   if (c->kind == KM_CELL_EMPTY) {
@@ -127,52 +148,162 @@ static int differs(const char *a, const char *b) {
   return strcmp(a, b) != 0;
 }
 
-static void print_text(const km_table *t, FILE *out, int markdown) {
-  size_t *w = calloc(t->ncols, sizeof *w);
-  char buf[512];
-  if (!w) return;
-  for (size_t c = 0; c < t->ncols; c++) w[c] = strlen(t->cols[c].title);
-  for (size_t r = 0; r < t->nrows; r++)
-    for (size_t c = 0; c < t->ncols; c++) {
-      format_cell(cell_at(t, r, c), 1, buf, sizeof buf);
-      if (strlen(buf) > w[c]) w[c] = strlen(buf);
+/* text wrapped at KM_TEXT_WIDTH on spaces: the first line after lead, the others indented by indent */
+static void print_wrapped(FILE *out, const char *lead, size_t indent, const char *text) {
+  size_t col = strlen(lead);
+  int fresh = 1; /* nothing on this line yet after the lead or the indent */
+  fputs(lead, out);
+  for (;;) {
+    while (*text == ' ') text++;
+    size_t word = strcspn(text, " ");
+    if (word == 0) break;
+    if (!fresh && col + 1 + word > KM_TEXT_WIDTH) {
+      fprintf(out, "\n%*s", (int)indent, "");
+      col = indent;
+      fresh = 1;
     }
-  if (t->title[0]) fprintf(out, markdown ? "### %s\n\n" : "%s\n", t->title);
+    if (!fresh) {
+      fputc(' ', out);
+      col++;
+    }
+    fprintf(out, "%.*s", (int)word, text);
+    col += word;
+    text += word;
+    fresh = 0;
+  }
+  fputc('\n', out);
+}
+
+/* The note number of each row's text in column c (0: empty), numbering distinct texts from *next. */
+static void number_notes(const km_table *t, size_t c, int *num, int *next) {
+  for (size_t r = 0; r < t->nrows; r++) {
+    const km_cell *cell = cell_at(t, r, c);
+    num[r] = 0;
+    if (cell->kind != KM_CELL_TEXT || !cell->text[0]) continue;
+    for (size_t q = 0; q < r && !num[r]; q++) {
+      const km_cell *o = cell_at(t, q, c);
+      if (num[q] && o->kind == KM_CELL_TEXT && !strcmp(o->text, cell->text)) num[r] = num[q];
+    }
+    if (!num[r]) num[r] = (*next)++;
+  }
+}
+
+/* The cell as printed: a KM_TEXT_NOTE column's cell is its note number in text. */
+static void text_cell(const km_table *t, size_t r, size_t c, const int *const *nums, int markdown, char *buf,
+                      size_t len) {
+  if (!markdown && t->text_mode[c] == KM_TEXT_NOTE) {
+    int n = nums[c][r];
+    snprintf(buf, len, n ? "%d" : "", n);
+    return;
+  }
+  format_cell(cell_at(t, r, c), 1, buf, len);
+}
+
+static int shown(const km_table *t, size_t c, int markdown) { return markdown || t->text_mode[c] != KM_TEXT_HIDE; }
+
+static void print_notes(const km_table *t, FILE *out, const int *const *nums) {
+  int printed = 0;
+  for (size_t c = 0; c < t->ncols; c++) {
+    if (t->text_mode[c] != KM_TEXT_NOTE) continue;
+    int last = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+      if (nums[c][r] <= last) continue; /* each number once, in order of first use */
+      last = nums[c][r];
+      char lead[32];
+      if (!printed++) fprintf(out, "\n%s:\n", t->cols[c].title);
+      snprintf(lead, sizeof lead, "%4d  ", last);
+      print_wrapped(out, lead, strlen(lead), cell_at(t, r, c)->text);
+    }
+  }
+}
+
+static void print_rule(const km_table *t, FILE *out, const size_t *w, int markdown) {
   const char *sep = markdown ? " | " : "  ";
-  fprintf(out, "%s", markdown ? "| " : "");
-  for (size_t c = 0; c < t->ncols; c++)
-    fprintf(out, "%s%-*s", c ? sep : "", (int)w[c], t->cols[c].title);
-  fprintf(out, "%s\n", markdown ? " |" : "");
+  int first = 1;
   fprintf(out, "%s", markdown ? "|" : "");
   for (size_t c = 0; c < t->ncols; c++) {
+    if (!shown(t, c, markdown)) continue;
     if (markdown) {
-      fprintf(out, "%s", t->cols[c].right_align ? " " : " ");
+      fputc(' ', out);
       for (size_t i = 0; i < w[c] - (t->cols[c].right_align ? 1 : 0); i++) fputc('-', out);
       fprintf(out, "%s|", t->cols[c].right_align ? ": " : " ");
     } else {
-      fprintf(out, "%s", c ? sep : "");
+      fprintf(out, "%s", first ? "" : sep);
       for (size_t i = 0; i < w[c]; i++) fputc('-', out);
     }
+    first = 0;
   }
   fputc('\n', out);
+}
+
+static void print_row(const km_table *t, FILE *out, size_t r, const size_t *w, const int *const *nums, int markdown) {
+  const char *sep = markdown ? " | " : "  ";
+  char buf[1024];
+  size_t last = 0;
+  for (size_t c = 0; c < t->ncols; c++)
+    if (shown(t, c, markdown)) last = c;
+  int first = 1;
+  fprintf(out, "%s", markdown ? "| " : "");
+  for (size_t c = 0; c < t->ncols; c++) {
+    if (!shown(t, c, markdown)) continue;
+    text_cell(t, r, c, nums, markdown, buf, sizeof buf);
+    int wid = (int)w[c];
+    if (t->cols[c].right_align)
+      fprintf(out, "%s%*s", first ? "" : sep, wid, buf);
+    else
+      fprintf(out, "%s%-*s", first ? "" : sep, (c == last && !markdown) ? 0 : wid, buf);
+    first = 0;
+  }
+  fprintf(out, "%s\n", markdown ? " |" : "");
+}
+
+static void print_text(const km_table *t, FILE *out, int markdown) {
+  size_t *w = calloc(t->ncols, sizeof *w);
+  int **nums = calloc(t->ncols, sizeof *nums);
+  char buf[1024];
+  int next = 1, ok = w && nums;
+  for (size_t c = 0; ok && c < t->ncols; c++) {
+    if (t->text_mode[c] != KM_TEXT_NOTE) continue;
+    nums[c] = calloc(t->nrows + 1, sizeof **nums);
+    if (!nums[c]) ok = 0;
+    else number_notes(t, c, nums[c], &next);
+  }
+  if (!ok) goto done;
+  for (size_t c = 0; c < t->ncols; c++) w[c] = strlen(t->cols[c].title);
+  for (size_t r = 0; r < t->nrows; r++)
+    for (size_t c = 0; c < t->ncols; c++) {
+      text_cell(t, r, c, (const int *const *)nums, markdown, buf, sizeof buf);
+      if (strlen(buf) > w[c]) w[c] = strlen(buf);
+    }
+  if (t->title[0]) fprintf(out, markdown ? "### %s\n\n" : "%s\n", t->title);
+  for (size_t i = 0; i < t->ncaption; i++) {
+    if (markdown) fprintf(out, "%s  \n", t->caption[i]);
+    else print_wrapped(out, "", 2, t->caption[i]);
+  }
+  if (t->ncaption) fputc('\n', out);
+  const char *sep = markdown ? " | " : "  ";
+  int first = 1;
+  fprintf(out, "%s", markdown ? "| " : "");
+  for (size_t c = 0; c < t->ncols; c++) {
+    if (!shown(t, c, markdown)) continue;
+    fprintf(out, "%s%-*s", first ? "" : sep, (int)w[c], t->cols[c].title);
+    first = 0;
+  }
+  fprintf(out, "%s\n", markdown ? " |" : "");
+  print_rule(t, out, w, markdown);
   for (size_t r = 0; r < t->nrows; r++) {
     if (t->group[r] && (r == 0 || differs(t->group[r], t->group[r - 1]))) {
       if (markdown)
-        fprintf(out, "| **%s** |%*s\n", t->group[r], 0, "");
+        fprintf(out, "| **%s** |\n", t->group[r]);
       else
         fprintf(out, "[%s]\n", t->group[r]);
     }
-    fprintf(out, "%s", markdown ? "| " : "");
-    for (size_t c = 0; c < t->ncols; c++) {
-      format_cell(cell_at(t, r, c), 1, buf, sizeof buf);
-      int wid = (int)w[c];
-      if (t->cols[c].right_align)
-        fprintf(out, "%s%*s", c ? sep : "", wid, buf);
-      else
-        fprintf(out, "%s%-*s", c ? sep : "", (c + 1 == t->ncols && !markdown) ? 0 : wid, buf);
-    }
-    fprintf(out, "%s\n", markdown ? " |" : "");
+    print_row(t, out, r, w, (const int *const *)nums, markdown);
   }
+  if (!markdown) print_notes(t, out, (const int *const *)nums);
+done:
+  for (size_t c = 0; nums && c < t->ncols; c++) free(nums[c]);
+  free(nums);
   free(w);
 }
 
@@ -236,6 +367,7 @@ void km_table_print(const km_table *t, km_format f, FILE *out) {
     case KM_FORMAT_JSON: {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "title", t->title);
+      if (t->ncaption) cJSON_AddItemToObject(o, "caption", km_table_caption_json(t));
       cJSON_AddItemToObject(o, "rows", km_table_rows_json(t));
       char *s = cJSON_Print(o);
       if (s) fprintf(out, "%s\n", s);

@@ -22,19 +22,31 @@ typedef struct km_cell {
   int decimals;    /* digits after the point for text output of numbers */
 } km_cell;
 
+/* How the text format shows a column (markdown, CSV and JSON always carry it whole). */
+typedef enum km_text_mode {
+  KM_TEXT_SHOW = 0, /* a column */
+  KM_TEXT_HIDE,     /* left out (e.g. what the group heading already says) */
+  KM_TEXT_NOTE,     /* a number in the column, the text as a numbered note under the table */
+} km_text_mode;
+
 typedef struct km_column {
   const char *key;    /* JSON / CSV key, snake_case */
   const char *title;  /* header in text and markdown */
   int right_align;
 } km_column;
 
+enum { KM_TEXT_WIDTH = 120 }; /* text captions and notes wrap here */
+
 typedef struct km_table {
   char *title;
   size_t ncols;
   km_column *cols;
+  km_text_mode *text_mode; /* per column (KM_TEXT_SHOW unless set) */
   size_t nrows, cap;
   km_cell *cells;      /* nrows * ncols */
   char **group;        /* per row: group heading (e.g. mechanism) or NULL */
+  char **caption;      /* lines printed under the title (text and markdown), "caption" in JSON */
+  size_t ncaption;
 } km_table;
 
 km_table *km_table_new(const char *title, const km_column *cols, size_t ncols);
@@ -44,8 +56,15 @@ size_t km_table_add_row(km_table *t, const char *group);
 void km_table_set_text(km_table *t, size_t row, size_t col, const char *text);
 void km_table_set_number(km_table *t, size_t row, size_t col, double v, int decimals);
 void km_table_set_integer(km_table *t, size_t row, size_t col, double v);
+/* How the text format shows column col. */
+void km_table_set_text_mode(km_table *t, size_t col, km_text_mode mode);
+/* Append a caption line (copied). */
+void km_table_add_caption(km_table *t, const char *line);
+/* The caption lines as a JSON array of strings. */
+cJSON *km_table_caption_json(const km_table *t);
 
-/* Print in the format; text groups rows under their heading, thousands separated by ','. */
+/* Print in the format; text groups rows under their heading, thousands separated by ',', and turns
+ * KM_TEXT_NOTE columns into numbered notes (one number per distinct text) under the table. */
 void km_table_print(const km_table *t, km_format f, FILE *out);
 /* Rows as a JSON array of objects keyed by column key (numbers as numbers). */
 cJSON *km_table_rows_json(const km_table *t);
