@@ -22,7 +22,8 @@ expect_usage_error() { # description, then the arguments
 
 "$micro" --help >"$tmp/help" 2>&1 || { echo "FAIL: --help exited non-zero"; fail=1; }
 for flag in --filter --list --quick --smoke --repetitions --min-time --device --no-verify --table --format --json \
-            --params --model --kv-budget --max-model-len --block-size --host-budget --kv-dtype; do
+            --params --model --kv-budget --max-model-len --allow-long-max-model-len --max-num-batched-tokens \
+            --block-size --host-budget --kv-dtype --mamba-ssm-dtype; do
   grep -q -- "$flag" "$tmp/help" || { echo "FAIL: --help does not document $flag"; fail=1; }
 done
 
