@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bytes_rows.h"
+#include "model_arch.h"
 
 /* The techniques' own defaults (DESIGN.md "The per-token byte table"). */
 enum {
@@ -32,8 +33,12 @@ static void shape_note(const bt_ctx *x, char *buf, size_t n) {
   size_t u = (size_t)snprintf(buf, n, "= the model as configured");
   if (u < n && m->config_dtype[0] && strcmp(m->config_dtype, "float32") == 0)
     u += (size_t)snprintf(buf + u, n - u, "; its float32 checkpoint is served in bf16 by vLLM's --dtype auto");
-  if (u < n && m->model_type[0] == '\0')
-    snprintf(buf + u, n - u, "; no model_type: fields read by their generic names, no per-architecture defaults");
+  if (u < n && !km_arch_find(m->model_type))
+    u += (size_t)snprintf(buf + u, n - u, "; model_type %s%s%s is not in kvmicro's table: fields read by their "
+                          "generic names, no per-architecture defaults", m->model_type[0] ? "\"" : "(none)",
+                          m->model_type, m->model_type[0] ? "\"" : "");
+  if (u < n && m->max_len_key[0] == '\0')
+    snprintf(buf + u, n - u, "; the config has no length field: vLLM assumes 2048 and takes any --max-model-len");
 }
 
 static void rows_gqa(bt_ctx *x) {

@@ -252,7 +252,7 @@ void km_bt_emit_na(bt_ctx *x, const char *tech, const char *mech, const char *va
 
 long long km_bytes_max_model_len(const km_model *m, const km_bytes_params *p, char *err, size_t errlen) {
   if (p->max_model_len <= 0) return m->max_model_len;
-  if (p->max_model_len > m->max_model_len && !p->allow_long_max_model_len) {
+  if (p->max_model_len > m->max_model_len && !p->allow_long_max_model_len && m->max_len_key[0]) {
     /* vLLM _get_and_verify_max_len: "User-specified max_model_len (...) is greater than the derived
      * max_model_len (...)", overridable with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 */
     snprintf(err, errlen, "--max-model-len %lld is greater than %s's max_model_len %lld (%s in its config); "
@@ -366,8 +366,7 @@ static void add_caption(bt_ctx *x) {
   km_bt_fmt_count((double)x->cfg.max_num_batched_tokens, batched, sizeof batched);
   const km_kv_plan *b = &x->base;
   size_t u = (size_t)snprintf(line, sizeof line, "(%s blocks of %lld tokens in %d KV cache group%s of %d layers", blocks,
-                              b->attn_block_size ? b->attn_block_size : x->cfg.block_size, b->num_groups,
-                              b->num_groups == 1 ? "" : "s", b->group_size);
+                              b->min_block_size, b->num_groups, b->num_groups == 1 ? "" : "s", b->group_size);
   if (b->padding_layers && u < sizeof line)
     u += (size_t)snprintf(line + u, sizeof line - u, ", %d padding layers", b->padding_layers);
   if (u < sizeof line) snprintf(line + u, sizeof line - u, "; max_num_batched_tokens %s)", batched);

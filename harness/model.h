@@ -45,7 +45,8 @@ typedef struct km_model {
   int linear_conv_kernel;
   int max_position_embeddings;
   long long max_model_len;   /* what vLLM derives from the config (rope scaling applied) */
-  char max_len_key[40];      /* the field it came from, named when a longer --max-model-len is refused */
+  char max_len_key[40];      /* the field it came from, named when a longer --max-model-len is refused;
+                                "" when the config has none (vLLM then assumes 2048 and accepts any length) */
   km_layer_kind layer_kind[KM_MODEL_MAX_LAYERS]; /* per layer */
 } km_model;
 

@@ -406,7 +406,7 @@ static int derive_max_len(const cfg_ctx *c, km_model *m, const char *model_type)
                                      "model_max_length", "max_target_positions", "max_sequence_length",
                                      "max_seq_length", "seq_len"};
   double len = INFINITY;
-  const char *key = "no length field: vLLM's default";
+  const char *key = ""; /* none: vLLM assumes 2048 and takes any --max-model-len */
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     const cJSON *v = field(c, keys[i]);
     if (!cJSON_IsNumber(v) || !(v->valuedouble < len)) continue;
@@ -428,7 +428,7 @@ static int derive_max_len(const cfg_ctx *c, km_model *m, const char *model_type)
     if (rope_factor(c, rope, type, &len)) return -1;
   }
   if (!(len >= 1) || len > MAX_MODEL_LEN_LIMIT)
-    return fail(c, "field %s gives a max_model_len of %g (need 1 to 2^40)", key, len);
+    return fail(c, "field %s gives a max_model_len of %g (need 1 to 2^40)", key[0] ? key : "rope_scaling", len);
   m->max_model_len = (long long)len;
   snprintf(m->max_len_key, sizeof m->max_len_key, "%s", key);
   return 0;

@@ -193,7 +193,8 @@ static void text_cell(const km_table *t, size_t r, size_t c, const int *const *n
                       size_t len) {
   if (!markdown && t->text_mode[c] == KM_TEXT_NOTE) {
     int n = nums[c][r];
-    snprintf(buf, len, n ? "%d" : "", n);
+    if (n) snprintf(buf, len, "%d", n);
+    else buf[0] = '\0';
     return;
   }
   format_cell(cell_at(t, r, c), 1, buf, len);

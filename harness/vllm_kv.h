@@ -46,7 +46,8 @@ typedef struct km_kv_plan {
   int uniform_type;            /* 1: one group of layers of one type with different page sizes */
   int num_groups, group_size, padding_layers;
   long long num_blocks;
-  long long kv_cache_tokens;   /* "GPU KV cache size: N tokens" */
+  long long min_block_size;    /* the smallest block of any group (a state layer's is max_model_len) */
+  long long kv_cache_tokens;   /* "GPU KV cache size: N tokens" = num_blocks / groups x min_block_size */
   long long blocks_per_request;
   double max_concurrency;      /* "Maximum concurrency for max_model_len tokens per request" */
   double request_bytes;        /* one max_model_len request (check_enough_kv_cache_memory) */
