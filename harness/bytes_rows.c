@@ -303,7 +303,7 @@ static void rows_store_rest(bt_ctx *x) {
 
 static void rows_prefix(bt_ctx *x) {
   char note[320], tok[32];
-  km_bt_fmt_count((double)x->base.kv_cache_tokens, tok, sizeof tok);
+  km_bt_fmt_count(x->base.kv_cache_tokens, tok, sizeof tok);
   snprintf(note, sizeof note, "bytes unchanged; prefill compute saved = shared / total prompt tokens (16,384 of "
            "16,640 saves 98.5%%); reuse holds only while the working set fits the %s token slots", tok);
   km_bt_emit(x, "prefix_reuse", KM_MECH_COMPUTE, "shared_prefix", x->configured, note);
@@ -358,7 +358,7 @@ static void rows_paged(bt_ctx *x) {
   km_kv_plan plan = x->base;
   double footprint = km_layout_read_per_step(x->configured, x->max_model_len) * (double)x->max_model_len;
   plan.max_concurrency = plan.ideal_concurrency = floor(x->p->kv_budget / footprint);
-  plan.kv_cache_tokens = (long long)plan.max_concurrency * x->max_model_len;
+  plan.kv_cache_tokens = plan.max_concurrency * (double)x->max_model_len;
   km_bt_fmt_bytes(footprint, foot, sizeof foot);
   snprintf(note, sizeof note, "no paging: each request reserves its max_model_len footprint (%s) up front, so "
            "concurrency = floor(budget / footprint) and slots = that x max_model_len; short requests waste the rest",

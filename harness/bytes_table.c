@@ -10,6 +10,8 @@
 
 /* The source rig (seed/SUMMARY.md): vLLM's 54.94 GiB KV cache for Qwen3-8B, 40,960-token requests. */
 #define KM_DEFAULT_KV_BUDGET 58987118592.0
+/* Budgets beyond 2^53 B (8 PiB) are not GPUs, and every byte count below stays exact in a double. */
+#define KM_MAX_BUDGET 9007199254740992.0
 /* vllm serve's --max-num-batched-tokens with chunked prefill (the default on GPUs); --block-size 16. */
 enum { KM_DEFAULT_BATCHED_TOKENS = 8192, KM_DEFAULT_BLOCK_SIZE = 16 };
 
@@ -217,7 +219,7 @@ void km_bt_emit_figures(bt_ctx *x, const char *tech, const char *mech, const cha
   km_table_set_text(x->t, r, COL_REQUEST, req);
   size_t u = (size_t)snprintf(text, sizeof text, "%s", note);
   if (plan->ok) {
-    km_table_set_integer(x->t, r, COL_SLOTS, (double)plan->kv_cache_tokens);
+    km_table_set_integer(x->t, r, COL_SLOTS, plan->kv_cache_tokens);
     km_table_set_number(x->t, r, COL_CONC, plan->max_concurrency, 2);
     km_table_set_number(x->t, r, COL_X, plan->max_concurrency / x->base.max_concurrency, 2);
     if (plan->max_concurrency < 1 && u < sizeof text) {
@@ -271,8 +273,9 @@ static int check_inputs(const km_model *m, const km_bytes_params *p, char *err, 
     snprintf(err, errlen, "model %s: layers, heads, KV heads, head_dim and dtype must be positive", m->name);
     return -1;
   }
-  if (!(p->kv_budget > 0) || !isfinite(p->kv_budget)) {
-    snprintf(err, errlen, "--kv-budget %g: need a positive number of bytes", p->kv_budget);
+  if (!(p->kv_budget > 0) || !(p->kv_budget + p->host_budget <= KM_MAX_BUDGET)) {
+    snprintf(err, errlen, "--kv-budget %g%s: need a positive number of bytes, with --host-budget at most 2^53 "
+             "(8 PiB)", p->kv_budget, p->host_budget > 0 ? " (with --host-budget)" : "");
     return -1;
   }
   if (p->max_model_len < 0 || p->block_size <= 0 || p->max_num_batched_tokens <= 0) {
@@ -357,7 +360,7 @@ static void add_caption(bt_ctx *x) {
   char line[640], tok[32], len[32], blocks[32], batched[32];
   caption_shape(x, line, sizeof line);
   km_table_add_caption(x->t, line);
-  km_bt_fmt_count((double)x->base.kv_cache_tokens, tok, sizeof tok);
+  km_bt_fmt_count(x->base.kv_cache_tokens, tok, sizeof tok);
   km_bt_fmt_count((double)x->max_model_len, len, sizeof len);
   snprintf(line, sizeof line, "%s rules: GPU KV cache size: %s tokens; Maximum concurrency for %s tokens per "
            "request: %.2fx", KM_VLLM_RULES, tok, len, x->base.max_concurrency);
@@ -454,7 +457,7 @@ static cJSON *vllm_json(const km_model *m, const km_bytes_params *p) {
   cJSON_AddNumberToObject(o, "layers_per_group", b->group_size);
   cJSON_AddNumberToObject(o, "padding_layers", b->padding_layers);
   cJSON_AddNumberToObject(o, "num_blocks", (double)b->num_blocks);
-  cJSON_AddNumberToObject(o, "gpu_kv_cache_tokens", (double)b->kv_cache_tokens);
+  cJSON_AddNumberToObject(o, "gpu_kv_cache_tokens", b->kv_cache_tokens);
   cJSON_AddNumberToObject(o, "max_concurrency", b->max_concurrency);
   cJSON_AddNumberToObject(o, "kv_dtype_bytes", x.elem);
   cJSON_AddNumberToObject(o, "ssm_state_dtype_bytes", x.st.ssm_bytes);

@@ -343,6 +343,12 @@ static int parse_mamba(const cfg_ctx *c, km_model *m) {
   }
   if (m->mamba_version == 2 && m->mamba_head_dim == 0)
     return fail(c, "field mamba_head_dim missing (need a positive integer with mamba_num_heads%s)", why);
+  double conv = ((double)m->mamba_d_inner + 2.0 * m->mamba_n_groups * m->mamba_d_state) * (m->mamba_d_conv - 1);
+  double ssm = (m->mamba_version == 2 ? (double)m->mamba_num_heads * m->mamba_head_dim : m->mamba_d_inner) *
+               (double)m->mamba_d_state;
+  if (conv + ssm > 1e12)
+    return fail(c, "fields ssm_state_size x the Mamba width describe a state over 1e12 elements per layer (need a "
+                "real shape)");
   return 0;
 }
 

@@ -21,6 +21,10 @@ typedef struct spec {
   long long window;
 } spec;
 
+/* Block sizes stay far below 2^63 tokens: the inputs are bounded (budget <= 2^53 B, state <= 1e12 elements,
+ * max_model_len <= 2^40), and a unification that would need a larger block is reported, not computed. */
+#define MAX_BLOCK 1e15
+
 static double cdiv(double a, double b) { return ceil(a / b); }
 
 /* Python's a // b for the non-negative integers these are (exact in a double below 2^53). */
@@ -95,6 +99,11 @@ static int unify_pages(spec *s, int n, km_kv_plan *p) {
     if (ratio != floor(ratio)) {
       snprintf(p->reason, sizeof p->reason, "page sizes %.0f B and %.0f B do not divide: vLLM cannot unify them "
                "(unify_kv_cache_spec_page_size)", s[i].page, big);
+      return -1;
+    }
+    if ((double)s[i].block * ratio > MAX_BLOCK) {
+      snprintf(p->reason, sizeof p->reason, "page sizes %.0f B and %.0f B need a %.3g-token block to unify (vLLM "
+               "unify_kv_cache_spec_page_size): not a real cache", s[i].page, big, (double)s[i].block * ratio);
       return -1;
     }
     s[i].block = (long long)((double)s[i].block * ratio);
@@ -210,7 +219,7 @@ void km_kv_plan_build(const km_kv_layer *layers, int n, const km_kv_config *cfg,
   /* _report_kv_cache_config: num_blocks // groups x the smallest block size of any group */
   long long min_block = s[0].block;
   for (int i = 1; i < n; i++) min_block = s[i].block < min_block ? s[i].block : min_block;
-  out->kv_cache_tokens = out->num_blocks / out->num_groups * min_block;
+  out->kv_cache_tokens = (double)(out->num_blocks / out->num_groups) * (double)min_block;
   out->max_concurrency = (double)out->num_blocks / (double)out->blocks_per_request;
   out->ok = 1;
 }

@@ -47,7 +47,8 @@ typedef struct km_kv_plan {
   int num_groups, group_size, padding_layers;
   long long num_blocks;
   long long min_block_size;    /* the smallest block of any group (a state layer's is max_model_len) */
-  long long kv_cache_tokens;   /* "GPU KV cache size: N tokens" = num_blocks / groups x min_block_size */
+  double kv_cache_tokens;      /* "GPU KV cache size: N tokens" = num_blocks / groups x min_block_size (a
+                                  double: a pure state model's count is blocks x max_model_len, past 2^63) */
   long long blocks_per_request;
   double max_concurrency;      /* "Maximum concurrency for max_model_len tokens per request" */
   double request_bytes;        /* one max_model_len request (check_enough_kv_cache_memory) */

@@ -88,6 +88,7 @@ bad "negative kv budget" "--kv-budget" --kv-budget -5G
 bad "kv budget with a leading space" "--kv-budget" --kv-budget " 64G"
 bad "lower-case unit" "--kv-budget" --kv-budget 64gib
 bad "kv budget below one block" "--kv-budget" --kv-budget 1000
+bad "kv budget beyond 2^53 B" "--kv-budget" --kv-budget 10000TiB
 bad "negative host budget" "--host-budget" --host-budget -1
 bad "unknown host unit" "--host-budget" --host-budget 1.5XiB
 bad "max-model-len overflow" "--max-model-len" --max-model-len 99999999999999999999

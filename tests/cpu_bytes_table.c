@@ -109,16 +109,6 @@ static km_table *build(const char *name, const km_bytes_params *p) {
   return build_model(&m, p ? p : &d);
 }
 
-/* Every model at max_model_len 40,960 as the issue's source rig ran them (above a model's own limit, with
- * the override vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN gives). */
-static km_table *build_40960(const char *name) {
-  km_bytes_params p;
-  km_bytes_params_default(&p);
-  p.max_model_len = 40960;
-  p.allow_long_max_model_len = 1;
-  return build(name, &p);
-}
-
 /* ---- the source article's figures */
 
 static void test_default(void) {
@@ -304,114 +294,80 @@ static void test_presets(void) {
   km_table_free(t);
 }
 
-/* ---- the issue's fixtures: the two numbers vLLM logs, each at the model's own max_model_len */
+/* ---- the issue's fixtures and the source rig's length: the two numbers vLLM logs for the model as
+ * configured, worked from its config.json (bytes: B/token stored; slots: GPU KV cache size) */
 
-static void test_fixtures(void) {
-  km_table *t = build("mixtral-8x7b-v0.1.json", NULL);
-  /* as llama-3.1-8b's KV: 28,127 blocks = 450,032 tokens; at 32,768: 2,048 blocks -> 13.73 */
-  expect_row(t, "gqa", "as_configured", 131072, 450032, 13.73, 13.73, 1.0);
-  expect_logged(t, "450,032", "32,768", "13.73");
-  km_table_free(t);
+typedef struct logged_case {
+  const char *name;
+  int at_40960;          /* 0: the model's own max_model_len; 1: 40,960 with the override */
+  double bytes, slots, conc;
+  const char *tokens, *len, *conc_text; /* as vLLM prints them */
+} logged_case;
 
-  t = build("qwen3-30b-a3b.json", NULL);
-  /* 48 x 4 x 128 x 4 = 98,304 B; page 32,768: 1,800,144 // 48 = 37,503 blocks = 600,048; /2,560 = 14.65 */
-  expect_row(t, "gqa", "as_configured", 98304, 600048, 14.65, 14.65, 1.0);
-  expect_logged(t, "600,048", "40,960", "14.65");
-  km_table_free(t);
+static const logged_case logged[] = {
+    /* as llama-3.1-8b's KV: 28,127 blocks = 450,032 tokens; at 32,768: 2,048 blocks -> 13.73 */
+    {"mixtral-8x7b-v0.1.json", 0, 131072, 450032, 13.73, "450,032", "32,768", "13.73"},
+    /* 48 x 4 x 128 x 4 = 98,304 B; page 32,768: 1,800,144 // 48 = 37,503 blocks = 600,048; / 2,560 = 14.65 */
+    {"qwen3-30b-a3b.json", 0, 98304, 600048, 14.65, "600,048", "40,960", "14.65"},
+    /* 12 attention layers of 2 x 2 x 256 x 2 = 2,048 B/token; 36 delta-net layers of (3 x (2 x 16 x 128 + 32 x 128)
+     * + 32 x 128 x 128) x 2 B = 1,097,728 B. Hybrid block 16 x cdiv(1,097,728, 16 x 2,048) = 16 x 34 = 544, page
+     * 1,114,112 B; group size 12: 1 attention + 3 state groups; 58,987,118,592 // 1,114,112 = 52,945 // 12 = 4,412
+     * blocks; 4,412 // 4 x 544 = 600,032 tokens; at 262,144: cdiv(262,144, 544) = 482 + 3 = 485 -> 9.10 */
+    {"qwen3-next-80b-a3b-instruct.json", 0, 24576, 600032, 9.10, "600,032", "262,144", "9.10"},
+    /* at 40,960: 76 + 3 = 79 blocks -> 4,412 / 79 = 55.85 */
+    {"qwen3-next-80b-a3b-instruct.json", 1, 24576, 600032, 55.85, "600,032", "40,960", "55.85"},
+    /* float32 served in bf16: page 16 x 8 x 256 x 4 = 131,072 B; 21 window + 21 full, 2 groups of 21: 450,036 // 21 =
+     * 21,430 blocks; 21,430 // 2 x 16 = 171,440 tokens; at 8,192: (cdiv(min(12,287, 8,192), 16) + 1 = 513) + 512 =
+     * 1,025 -> 20.91 */
+    {"gemma-2-9b.json", 0, 344064, 171440, 20.91, "171,440", "8,192", "20.91"},
+    /* at 40,960: 769 + 2,560 = 3,329 -> 6.44 */
+    {"gemma-2-9b.json", 1, 344064, 171440, 6.44, "171,440", "40,960", "6.44"},
+    /* head_dim 256: page 131,072 B; 40 window + 8 full, group size 8: 5 + 1 groups; 450,036 // 8 = 56,254 blocks;
+     * 56,254 // 6 x 16 = 150,000 tokens; at 131,072: 5 x 577 + 8,192 = 11,077 -> 5.08 */
+    {"gemma-3-12b-it.json", 0, 393216, 150000, 5.08, "150,000", "131,072", "5.08"},
+    /* 45,003 blocks, 7 groups (see test_presets); at 40,960: 6 x 577 + 2,560 = 6,022 -> 7.47 */
+    {"gemma-3-27b", 1, 507904, 102864, 7.47, "102,864", "40,960", "7.47"},
+    /* page 16 x 8 x 64 x 4 = 32,768 B; 12 window (128) + 12 full, 2 groups of 12: 1,800,144 // 12 = 150,012 blocks;
+     * 150,012 // 2 x 16 = 1,200,096 tokens; at 131,072: (cdiv(127 + 8,192, 16) + 1 = 521) + 8,192 = 8,713 -> 17.22 */
+    {"gpt-oss-20b.json", 0, 49152, 1200096, 17.22, "1,200,096", "131,072", "17.22"},
+    /* at 40,960: 521 + 2,560 = 3,081 -> 48.69 */
+    {"gpt-oss-20b.json", 1, 49152, 1200096, 48.69, "1,200,096", "40,960", "48.69"},
+    /* MLA 27 x 576 x 2 = 31,104 B; page 18,432: 3,200,256 // 27 = 118,528 blocks = 1,896,448 tokens; at 163,840:
+     * 118,528 / 10,240 = 11.575, printed 11.57 (the double is just below) */
+    {"deepseek-v2-lite.json", 0, 31104, 1896448, 11.575, "1,896,448", "163,840", "11.57"},
+    /* every layer a 2,047 window; page 16 x 32 x 96 x 4 = 196,608 B: 300,024 // 32 = 9,375 blocks = 150,000 tokens;
+     * at 4,096: cdiv(min(2,046 + 8,192, 4,096), 16) + 1 = 257 -> 36.48 */
+    {"phi-3-mini-4k-instruct.json", 0, 393216, 150000, 36.48, "150,000", "4,096", "36.48"},
+    /* window 262,144 >= the length: cdiv(131,072, 16) + 1 = 8,193 blocks -> 9,375 / 8,193 = 1.14 */
+    {"phi-3.5-mini-instruct.json", 0, 393216, 150000, 1.14, "150,000", "131,072", "1.14"},
+    /* 4 attention layers (4,096 B/token each) + 28 Mamba-1 layers of (8,192 x 3 + 8,192 x 16) x 2 B = 311,296 B.
+     * Hybrid block 16 x cdiv(311,296, 65,536) = 80, page 327,680 B; group size 4: 1 + 7 groups; 58,987,118,592 //
+     * 327,680 = 180,014 // 4 = 45,003 blocks; 45,003 // 8 x 80 = 450,000 tokens; at 262,144: cdiv(262,144, 80) =
+     * 3,277 + 7 = 3,284 -> 13.70 */
+    {"jamba-v0.1.json", 0, 16384, 450000, 13.70, "450,000", "262,144", "13.70"},
+    /* 64 Mamba-1 layers of 311,296 B, one group (a state's block is max_model_len, 2,048: no length field):
+     * 58,987,118,592 // 311,296 = 189,490 // 64 = 2,960 blocks; 2,960 x 2,048 = 6,062,080 tokens; one block per
+     * request -> 2960.00x */
+    {"falcon-mamba-7b.json", 0, 0, 6062080, 2960.0, "6,062,080", "2,048", "2960.00"},
+    /* every layer a 4,096 window: 28,127 blocks; cdiv(4,095 + 8,192, 16) + 1 = 769 -> 36.58 at 32,768 or 40,960 */
+    {"mistral-7b-v0.1", 1, 131072, 450032, 36.58, "450,032", "40,960", "36.58"},
+    /* 3,461 blocks, 7 groups (see test_presets); at 40,960: cdiv(40,960, 1,040) = 40 + 6 = 46 -> 75.24 */
+    {"nemotron-h-8b.json", 1, 16384, 513760, 75.24, "513,760", "40,960", "75.24"},
+    {"qwen3-8b", 1, 147456, 400032, 9.77, "400,032", "40,960", "9.77"},
+};
 
-  t = build("qwen3-next-80b-a3b-instruct.json", NULL);
-  /* 12 attention layers of 2 x 2 x 256 x 2 = 2,048 B/token; 36 delta-net layers of (3 x (2 x 16 x 128 +
-   * 32 x 128) + 32 x 128 x 128) x 2 B = 1,097,728 B. Hybrid block 16 x cdiv(1,097,728, 16 x 2,048) = 16 x 34 =
-   * 544, page 1,114,112 B; group size 12: 1 attention + 3 state groups; 58,987,118,592 // 1,114,112 = 52,945 //
-   * 12 = 4,412 blocks; 4,412 // 4 x 544 = 600,032 tokens; at 262,144: cdiv(262,144, 544) = 482 + 3 = 485 -> 9.10 */
-  expect_row(t, "gqa", "as_configured", 24576, 600032, 9.10, NONE, 1.0);
-  expect_logged(t, "600,032", "262,144", "9.10");
-  km_table_free(t);
-
-  t = build("gemma-2-9b.json", NULL);
-  /* float32 served in bf16: page 16 x 8 x 256 x 4 = 131,072 B; 21 window + 21 full, 2 groups of 21:
-   * 450,036 // 21 = 21,430 blocks; 21,430 // 2 x 16 = 171,440 tokens; at 8,192: (cdiv(min(12,287, 8,192), 16) +
-   * 1 = 513) + 512 = 1,025 -> 20.91 */
-  expect_row(t, "gqa", "as_configured", 344064, 171440, 20.91, NONE, 1.0);
-  expect_logged(t, "171,440", "8,192", "20.91");
-  km_table_free(t);
-
-  t = build("gemma-3-12b-it.json", NULL);
-  /* head_dim 256: page 131,072 B; 40 window + 8 full, group size 8: 5 + 1 groups; 450,036 // 8 = 56,254 blocks;
-   * 56,254 // 6 x 16 = 150,000 tokens; at 131,072: 5 x 577 + 8,192 = 11,077 -> 5.08 */
-  expect_row(t, "gqa", "as_configured", 393216, 150000, 5.08, NONE, 1.0);
-  expect_logged(t, "150,000", "131,072", "5.08");
-  km_table_free(t);
-
-  t = build("gpt-oss-20b.json", NULL);
-  /* page 16 x 8 x 64 x 4 = 32,768 B; 12 window (128) + 12 full, 2 groups of 12: 1,800,144 // 12 = 150,012 blocks;
-   * 150,012 // 2 x 16 = 1,200,096 tokens; at 131,072: (cdiv(127 + 8,192, 16) + 1 = 521) + 8,192 = 8,713 -> 17.22 */
-  expect_row(t, "gqa", "as_configured", 49152, 1200096, 17.22, NONE, 1.0);
-  expect_logged(t, "1,200,096", "131,072", "17.22");
-  km_table_free(t);
-
-  t = build("deepseek-v2-lite.json", NULL);
-  /* MLA 27 x 576 x 2 = 31,104 B; page 18,432: 3,200,256 // 27 = 118,528 blocks = 1,896,448 tokens; at 163,840:
-   * 118,528 / 10,240 = 11.575, printed 11.57 (the double is just below) */
-  expect_row(t, "gqa", "as_configured", 31104, 1896448, 11.575, 11.575, 1.0);
-  expect_logged(t, "1,896,448", "163,840", "11.57");
-  km_table_free(t);
-
-  t = build("phi-3-mini-4k-instruct.json", NULL);
-  /* every layer a 2,047 window; page 16 x 32 x 96 x 4 = 196,608 B: 300,024 // 32 = 9,375 blocks = 150,000 tokens;
-   * at 4,096: cdiv(min(2,046 + 8,192, 4,096), 16) + 1 = 257 -> 36.48 */
-  expect_row(t, "gqa", "as_configured", 393216, 150000, 36.48, NONE, 1.0);
-  expect_logged(t, "150,000", "4,096", "36.48");
-  km_table_free(t);
-
-  t = build("phi-3.5-mini-instruct.json", NULL);
-  /* window 262,144 >= the length: cdiv(131,072, 16) + 1 = 8,193 blocks -> 9,375 / 8,193 = 1.14 */
-  expect_row(t, "gqa", "as_configured", 393216, 150000, 1.14, NONE, 1.0);
-  expect_logged(t, "150,000", "131,072", "1.14");
-  km_table_free(t);
-
-  t = build("jamba-v0.1.json", NULL);
-  /* 4 attention layers (4,096 B/token each) + 28 Mamba-1 layers of (8,192 x 3 + 8,192 x 16) x 2 B = 311,296 B.
-   * Hybrid block 16 x cdiv(311,296, 65,536) = 80, page 327,680 B; group size 4: 1 + 7 groups; 58,987,118,592 //
-   * 327,680 = 180,014 // 4 = 45,003 blocks; 45,003 // 8 x 80 = 450,000 tokens; at 262,144: cdiv(262,144, 80) =
-   * 3,277 + 7 = 3,284 -> 13.70 */
-  expect_row(t, "gqa", "as_configured", 16384, 450000, 13.70, NONE, 1.0);
-  expect_logged(t, "450,000", "262,144", "13.70");
-  km_table_free(t);
-
-  t = build("falcon-mamba-7b.json", NULL);
-  /* 64 Mamba-1 layers of (8,192 x 3 + 8,192 x 16) x 2 B = 311,296 B, one group (a state's block is max_model_len,
-   * 2,048: no length field): 58,987,118,592 // 311,296 = 189,490 // 64 = 2,960 blocks; 2,960 x 2,048 = 6,062,080
-   * tokens; one block per request -> 2960.00x */
-  expect_row(t, "gqa", "as_configured", 0, 6062080, 2960.0, NONE, 1.0);
-  expect_logged(t, "6,062,080", "2,048", "2960.00");
-  km_table_free(t);
-}
-
-/* The issue's source rig: every model at 40,960 tokens. */
-static void test_issue_table(void) {
-  static const struct {
-    const char *name, *tokens, *conc;
-    double slots, x;
-  } rows[] = {
-      /* 28,127 / 769 */
-      {"mistral-7b-v0.1", "450,032", "36.58", 450032, 36.58},
-      /* 150,012 / (521 + 2,560) */
-      {"gpt-oss-20b.json", "1,200,096", "48.69", 1200096, 48.69},
-      /* 21,430 / (769 + 2,560) */
-      {"gemma-2-9b.json", "171,440", "6.44", 171440, 6.44},
-      /* 45,003 / (6 x 577 + 2,560) */
-      {"gemma-3-27b", "102,864", "7.47", 102864, 7.47},
-      /* 3,461 / (cdiv(40,960, 1,040) = 40 + 6) */
-      {"nemotron-h-8b.json", "513,760", "75.24", 513760, 75.24},
-      /* 4,412 / (76 + 3) */
-      {"qwen3-next-80b-a3b-instruct.json", "600,032", "55.85", 600032, 55.85},
-      {"qwen3-8b", "400,032", "9.77", 400032, 9.77},
-  };
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    km_table *t = build_40960(rows[i].name);
-    expect_row(t, "gqa", "as_configured", NONE, rows[i].slots, rows[i].x, NONE, 1.0);
-    expect_logged(t, rows[i].tokens, "40,960", rows[i].conc);
+static void test_logged(void) {
+  for (size_t i = 0; i < sizeof logged / sizeof logged[0]; i++) {
+    const logged_case *c = &logged[i];
+    km_bytes_params p;
+    km_bytes_params_default(&p);
+    if (c->at_40960) {
+      p.max_model_len = 40960;
+      p.allow_long_max_model_len = 1;
+    }
+    km_table *t = build(c->name, &p);
+    expect_row(t, "gqa", "as_configured", c->bytes, c->slots, c->conc, NONE, 1.0);
+    expect_logged(t, c->tokens, c->len, c->conc_text);
     km_table_free(t);
   }
 }
@@ -601,8 +557,7 @@ static void test_json(void) {
 int main(void) {
   test_default();
   test_presets();
-  test_fixtures();
-  test_issue_table();
+  test_logged();
   test_params();
   test_no_kv_layers();
   test_text();
