@@ -90,7 +90,8 @@ static void rows_mla(bt_ctx *x) {
   }
   if (is_mla(m)) {
     snprintf(note, sizeof note, "the model's own latent: %d + %d per KV layer (vLLM MLAAttentionSpec, one KV head); "
-             "per-head K/V rebuilt on the fly (decompressed: gqa/mha)", m->kv_lora_rank, m->qk_rope_head_dim);
+             "per-head K/V rebuilt on the fly (decompressed: gqa/mha); vLLM's FlashMLA backend (Hopper) takes "
+             "64-token blocks: --block-size 64", m->kv_lora_rank, m->qk_rope_head_dim);
     km_bt_emit(x, "mla", KM_MECH_STORE, "native", x->configured, note);
     return;
   }

@@ -118,6 +118,14 @@ static int parse_heads(const cfg_ctx *c, km_model *m) {
   return 0;
 }
 
+/* No attention head is wider than this; a wider one is a malformed config, not a model. */
+enum { MAX_HEAD_WIDTH = 65536 };
+
+static int check_width(const cfg_ctx *c, const char *key, int v) {
+  if (v <= MAX_HEAD_WIDTH) return 0;
+  return fail(c, "field %s is %d (need at most %d: no attention head is that wide)", key, v, MAX_HEAD_WIDTH);
+}
+
 /* MLA (DeepSeek): the cache holds kv_lora_rank + qk_rope_head_dim per token per layer. Its per-head K is
  * qk_nope + qk_rope wide and V is v_head_dim wide; head_dim is their mean so 2*H*d stays exact. */
 static int parse_mla(const cfg_ctx *c, km_model *m, int *head_dim_set) {
@@ -126,6 +134,9 @@ static int parse_mla(const cfg_ctx *c, km_model *m, int *head_dim_set) {
   if (get_one(c, "qk_rope_head_dim", 1, " with kv_lora_rank", &m->qk_rope_head_dim)) return -1;
   int nope = 0, v = 0;
   if (get_one(c, "qk_nope_head_dim", 0, "", &nope) < 0 || get_one(c, "v_head_dim", 0, "", &v) < 0) return -1;
+  if (check_width(c, "kv_lora_rank", m->kv_lora_rank) || check_width(c, "qk_rope_head_dim", m->qk_rope_head_dim) ||
+      check_width(c, "qk_nope_head_dim", nope) || check_width(c, "v_head_dim", v))
+    return -1;
   if (nope > 0 && v > 0) {
     long long hd = ((long long)nope + m->qk_rope_head_dim + v + 1) / 2; /* each part fits int, the sum may not */
     if (hd > INT_MAX) return fail(c, "fields qk_nope_head_dim + qk_rope_head_dim + v_head_dim are too large");
@@ -151,8 +162,10 @@ static int parse_head_dim(const cfg_ctx *c, km_model *m) {
   return 0;
 }
 
-/* K+V of one token over every layer must fit the byte table's arithmetic (exact in a double). */
+/* Head widths a real model can have, and K+V of one token over every layer within the byte table's
+ * arithmetic (exact in a double). */
 static int check_kv_size(const cfg_ctx *c, const km_model *m) {
+  if (check_width(c, "head_dim", m->head_dim)) return -1;
   double per_layer = 2.0 * m->num_kv_heads * m->head_dim;
   if (per_layer * m->num_layers * 4 > 1e15)
     return fail(c, "fields num_key_value_heads %d x head_dim %d do not fit: one token would take over 1e15 B",
