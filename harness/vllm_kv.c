@@ -219,6 +219,7 @@ void km_kv_plan_build(const km_kv_layer *layers, int n, const km_kv_config *cfg,
   /* _report_kv_cache_config: num_blocks // groups x the smallest block size of any group */
   long long min_block = s[0].block;
   for (int i = 1; i < n; i++) min_block = s[i].block < min_block ? s[i].block : min_block;
+  out->min_block_size = min_block;
   out->kv_cache_tokens = (double)(out->num_blocks / out->num_groups) * (double)min_block;
   out->max_concurrency = (double)out->num_blocks / (double)out->blocks_per_request;
   out->ok = 1;

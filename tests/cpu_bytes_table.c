@@ -122,6 +122,8 @@ static void test_default(void) {
    * cdiv(40,960, 16) = 2,560 blocks: 25,002 / 2,560 = 9.766 -> 9.77x */
   expect_row(t, "gqa", "as_configured", 147456, 400032, 9.77, 9.77, 1.0);
   expect_logged(t, "400,032", "40,960", "9.77");
+  EXPECT(t->ncaption > 2 && strstr(t->caption[2], "(25,002 blocks of 16 tokens in 1 KV cache group of 36 layers;"),
+         "blocks line: %s", t->ncaption > 2 ? t->caption[2] : "");
   /* MHA: 32 heads -> 589,824 B; page 262,144: 225,018 // 36 = 6,250 blocks = 100,000 tokens; 2.44x */
   expect_row(t, "gqa", "mha", 589824, 100000, 2.44, 2.44, 0.25);
   /* MQA: 1 head -> 18,432 B; page 8,192: 7,200,576 // 36 = 200,016 blocks = 3,200,256; 78.13; 8.0x */
@@ -251,6 +253,9 @@ static void test_presets(void) {
    * -> 3.86 */
   expect_row(t, "gqa", "as_configured", 507904, 102864, 3.86, NONE, 1.0);
   expect_logged(t, "102,864", "131,072", "3.86");
+  EXPECT(t->ncaption > 2 && strstr(t->caption[2], "(45,003 blocks of 16 tokens in 7 KV cache groups of 10 layers, 8 "
+                                                    "padding layers;"),
+         "blocks line: %s", t->ncaption > 2 ? t->caption[2] : "");
   /* window removed: one group of 62: 450,036 // 62 = 7,258 blocks = 116,128 tokens; 7,258 / 8,192 = 0.89 */
   expect_row(t, "sliding_window", "none", 507904, 116128, 0.89, NONE, 0.23);
   /* TurboQuant pages (16 x 16 x 102 = 26,112 B) do not divide the bf16 boundary layers' 131,072 B: vLLM's
@@ -284,6 +289,8 @@ static void test_presets(void) {
   expect_row(t, "gqa", "as_configured", 16384, 513760, 247.21, NONE, 1.0);
   expect_row(t, "hybrid_mamba", "as_configured", 16384, 513760, 247.21, NONE, 1.0);
   expect_logged(t, "513,760", "8,192", "247.21");
+  EXPECT(t->ncaption > 2 && strstr(t->caption[2], "(3,461 blocks of 1040 tokens in 7 KV cache groups of 4 layers;"),
+         "blocks line: %s", t->ncaption > 2 ? t->caption[2] : "");
   r = find(t, "hybrid_mamba", "as_configured");
   EXPECT(r >= 0 && strstr(text(t, r, "per_request"), "state 97.4 MiB (24 layers); 1,040-tok attention blocks"),
          "state text: %s", r >= 0 ? text(t, r, "per_request") : "");
@@ -482,6 +489,28 @@ static void test_no_kv_layers(void) {
   km_table_free(t);
 }
 
+/* Falcon-H1's parallel hybrid (every layer attention and a Mamba-2 mixer), with FalconH1Config's defaults
+ * for what the config leaves out: an attention and a state spec per layer. */
+static void test_parallel_hybrid(void) {
+  static const char *const json =
+      "{\"model_type\": \"falcon_h1\", \"num_hidden_layers\": 4, \"num_attention_heads\": 8, "
+      "\"num_key_value_heads\": 2, \"head_dim\": 64, \"hidden_size\": 1024, \"mamba_d_ssm\": 1536, "
+      "\"mamba_n_heads\": 24}";
+  km_model m;
+  km_bytes_params p;
+  char err[256] = "";
+  EXPECT(km_model_from_json(json, strlen(json), "falcon-h1.json", &m, err, sizeof err) == 0, "falcon-h1: %s", err);
+  km_bytes_params_default(&p);
+  km_table *t = build_model(&m, &p);
+  /* attention 2 x 2 x 64 x 2 = 512 B/token per layer; state conv 3 x (1,536 + 2 x 1 x 256) + SSM 24 x 64 x 256,
+   * x 2 B = 798,720 B. Block 16 x cdiv(798,720, 16 x 512) = 16 x 98 = 1,568, page 802,816 B; 4 full + 4 state
+   * layers, 2 groups of 4: 58,987,118,592 // 802,816 = 73,475 // 4 = 18,368 blocks; 18,368 // 2 x 1,568 =
+   * 14,400,512 tokens; at FalconH1Config's 8,192: cdiv(8,192, 1,568) = 6 + 1 = 7 -> 2624.00x */
+  expect_row(t, "gqa", "as_configured", 2048, 14400512, 2624.0, NONE, 1.0);
+  expect_logged(t, "14,400,512", "8,192", "2624.00");
+  km_table_free(t);
+}
+
 /* ---- the printed forms */
 
 static void test_text(void) {
@@ -560,6 +589,7 @@ int main(void) {
   test_logged();
   test_params();
   test_no_kv_layers();
+  test_parallel_hybrid();
   test_text();
   test_json();
   return km_test_finish("cpu_bytes_table");
