@@ -53,9 +53,12 @@ static void bytes_params_from_options(const km_options *o, km_bytes_params *p) {
   km_bytes_params_default(p);
   p->kv_budget = o->kv_budget;
   p->max_model_len = o->max_model_len;
+  p->allow_long_max_model_len = o->allow_long_max_model_len;
+  p->max_num_batched_tokens = o->max_num_batched_tokens;
   p->block_size = o->block_size;
   p->host_budget = o->host_budget;
-  p->kv_dtype_bytes = o->kv_dtype_bytes;
+  p->kv_dtype = o->kv_dtype;
+  p->mamba_ssm_dtype = o->mamba_ssm_dtype;
 }
 
 /* Everything that can be wrong with the input, checked with no GPU. */
@@ -71,6 +74,12 @@ static int check_arguments(km_app *a, int argc, char **argv) {
   km_table *probe = NULL;
   if (km_bytes_table_build(&a->model, &a->bytes_params, &probe, a->err, sizeof a->err)) return usage_error(a->err);
   km_table_free(probe);
+  if (a->opts.tables != KM_TABLES_BYTES && !a->opts.list && a->model.num_kv_heads <= 0) {
+    /* the measured cases size their buffers from the model's KV heads */
+    snprintf(a->err, sizeof a->err, "--model %s has no attention layers: the measured cases need a KV shape (use "
+             "--table bytes)", model);
+    return usage_error(a->err);
+  }
   if (a->opts.json_path && km_output_check_writable(a->opts.json_path, "--json", a->err, sizeof a->err))
     return usage_error(a->err);
   if (a->opts.params_path && km_output_check_writable(a->opts.params_path, "--params", a->err, sizeof a->err))
