@@ -174,14 +174,22 @@ static int run_bytes_only(km_app *a) {
   return rc;
 }
 
-static int no_device(km_app *a, int *count) {
+/* 1 when there is no usable device, with the reason in why. */
+static int no_device(int *count, const char **why) {
   cudaError_t e = cudaGetDeviceCount(count);
   if (e != cudaSuccess || *count == 0) {
-    fprintf(stderr, "no CUDA device: %s; --list, --help and --table bytes work without one\n",
-            e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+    *count = 0;
+    *why = e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none";
     return 1;
   }
   return 0;
+}
+
+/* Every selected case is CPU work (KM_CASE_HOST_ONLY): the run needs no device. */
+static int selection_host_only(const km_selection *s) {
+  for (size_t i = 0; i < s->count; i++)
+    if (!(s->cases[i]->flags & KM_CASE_HOST_ONLY)) return 0;
+  return s->count > 0;
 }
 
 /* Bind this thread to the GPU's nearest cpuset, so first-touch host memory lands on its NUMA node. */
@@ -238,7 +246,7 @@ static void on_run(const gb_run *run, void *user) {
 
 static void add_gb_context(km_app *a) {
   char buf[64];
-  gb_add_context("gpu", a->gpu.name);
+  if (a->gpu.name[0]) gb_add_context("gpu", a->gpu.name); /* not in a host-only run */
   if (a->gpu.ceiling_gbps > 0) { /* not in a smoke run */
     snprintf(buf, sizeof buf, "%.0f", a->gpu.ceiling_gbps);
     gb_add_context("ceiling_gbps", buf);
@@ -246,12 +254,26 @@ static void add_gb_context(km_app *a) {
   gb_add_context("kvmicro_revision", km_build_revision());
 }
 
-static int run_benchmarks(km_app *a) {
+/* A run of host-only cases on a machine with no device: the options, the model and the seeds. */
+static void setup_host_only(km_app *a) {
+  km_run_ctx *c = &a->ctx;
+  c->opts = &a->opts;
+  c->model = &a->model;
+  c->samples = a->opts.smoke ? 1 : a->opts.quick ? KM_SAMPLES_QUICK : KM_SAMPLES_DEFAULT;
+  c->seed_base = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+}
+
+static int run_benchmarks(km_app *a, int with_device) {
   int human = a->opts.format == KM_FORMAT_TEXT || a->opts.format == KM_FORMAT_MARKDOWN;
   FILE *info = human ? stdout : stderr;
-  int rc = setup_device(a);
-  if (rc) return rc;
-  km_context_print_banner(&a->gpu, a->ctx.topo, info);
+  if (with_device) {
+    int rc = setup_device(a);
+    if (rc) return rc;
+    km_context_print_banner(&a->gpu, a->ctx.topo, info);
+  } else {
+    setup_host_only(a);
+    fprintf(info, "host     no CUDA device: host-only cases, timed with the host clock\n");
+  }
   if (a->opts.smoke)
     fprintf(info, "smoke    each case verified, then one warm-up and one timed launch; working sets cut to %zu MiB:\n"
                   "         the times below are not measurements\n",
@@ -279,7 +301,7 @@ static int run_benchmarks(km_app *a) {
     if (human) fputc('\n', stdout);
     print_bytes_table(a, stdout);
   }
-  if (a->opts.json_path && write_json_file(a, 1)) return KM_EXIT_FAILED;
+  if (a->opts.json_path && write_json_file(a, with_device)) return KM_EXIT_FAILED;
   if (a->opts.params_path && km_params_write(a->opts.params_path, &a->results, &a->model, &a->bytes_params,
                                              a->ctx.ceiling_gbps, a->err, sizeof a->err)) {
     fprintf(stderr, "micro: %s\n", a->err);
@@ -297,7 +319,20 @@ static void app_free(km_app *a) {
   km_topo_free(a->ctx.topo);
 }
 
-int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables) {
+/* The command whose flag (alone or as FLAG=VALUE) is on the command line, or NULL. */
+static const km_command *command_wanted(int argc, char **argv, const km_command *const *commands, size_t n) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    for (size_t c = 0; c < n; c++) {
+      size_t len = strlen(commands[c]->flag);
+      if (strncmp(argv[i], commands[c]->flag, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '=')) return commands[c];
+    }
+  return NULL;
+}
+
+int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables,
+                const km_command *const *commands, size_t ncommands) {
+  const km_command *command = command_wanted(argc, argv, commands, ncommands);
+  if (command) return command->main(argc, argv);
   km_app *a = calloc(1, sizeof *a);
   if (!a) return usage_error("out of memory");
   a->tables = tables;
@@ -305,22 +340,29 @@ int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_
   int rc = check_arguments(a, argc, argv);
   if (rc == 0 && a->opts.help) {
     km_options_usage(stdout);
+    if (ncommands) fputs("\ncommands (each runs instead of the suite, with no GPU)\n", stdout);
+    for (size_t c = 0; c < ncommands; c++) fputs(commands[c]->usage, stdout);
   } else if (rc == 0 && a->opts.list) {
     for (size_t i = 0; i < a->sel.count; i++) printf("%s\n", a->sel.cases[i]->name);
   } else if (rc == 0 && a->opts.tables == KM_TABLES_BYTES) {
     rc = run_bytes_only(a);
   } else if (rc == 0) {
     int count = 0;
+    const char *why = NULL;
     if (a->sel.count == 0) {
       rc = usage_error("no case matches --filter (see --list)");
-    } else if (no_device(a, &count)) {
+    } else if (no_device(&count, &why) && selection_host_only(&a->sel)) {
+      rc = run_benchmarks(a, 0);
+    } else if (count == 0) {
+      fprintf(stderr, "no CUDA device: %s; --list, --help, --table bytes and a --filter that selects only host-only "
+              "cases work without one\n", why);
       rc = KM_EXIT_NO_DEVICE;
     } else if (a->opts.device >= count) {
       snprintf(a->err, sizeof a->err, "--device %d: only %d CUDA device(s) present (0..%d)", a->opts.device, count,
                count - 1);
       rc = usage_error(a->err);
     } else {
-      rc = run_benchmarks(a);
+      rc = run_benchmarks(a, 1);
     }
   }
   gb_shutdown();

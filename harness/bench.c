@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "gbench_shim.h"
+#include "host_timer.h"
 #include "run_ctx.h"
 #include "stats.h"
 #include "timer.h"
@@ -39,6 +40,7 @@ typedef struct km_registered {
 } km_registered;
 
 /* ---- settings */
+static int host_only(const km_bench *b) { return (b->c->flags & KM_CASE_HOST_ONLY) != 0; }
 int km_bench_quick(const km_bench *b) { return b->ctx->opts->quick; }
 int km_bench_verify_enabled(const km_bench *b) { return b->ctx->opts->verify; }
 const km_model *km_bench_model(const km_bench *b) { return b->ctx->model; }
@@ -199,7 +201,7 @@ void *km_bench_pinned_alloc(km_bench *b, size_t bytes) {
 }
 
 static void release_all(km_bench *b) {
-  cudaStreamSynchronize(b->ctx->stream);
+  if (!host_only(b)) cudaStreamSynchronize(b->ctx->stream);
   for (size_t i = b->ndeferred; i-- > 0;) b->deferred[i].fn(b->deferred[i].arg);
   free(b->deferred);
   b->deferred = NULL;
@@ -228,7 +230,7 @@ static void set_rate_counters(km_bench *b, const km_stats *s, const km_work *w) 
   gb_counter(b->st, "samples", (double)s->n);
   gb_counter(b->st, "bytes", bytes);
   gb_counter(b->st, "GB/s", gbps);
-  if (b->ctx->ceiling_gbps > 0) gb_counter(b->st, "pct_of_ceiling", 100.0 * gbps / b->ctx->ceiling_gbps);
+  if (b->ctx->ceiling_gbps > 0 && !host_only(b)) gb_counter(b->st, "pct_of_ceiling", 100.0 * gbps / b->ctx->ceiling_gbps);
   if (w->host_link && b->ctx->link_gbps > 0) gb_counter(b->st, "pct_of_link", 100.0 * gbps / b->ctx->link_gbps);
   if (w->tokens > 0) {
     double layers = w->layers > 0 ? w->layers : 1.0;
@@ -239,29 +241,31 @@ static void set_rate_counters(km_bench *b, const km_stats *s, const km_work *w) 
   gb_counter(b->st, "verified", b->verified ? 1.0 : 0.0);
 }
 
-double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work) {
-  if (!km_bench_ok(b)) return 0.0;
+/* Both clocks: a timer that gives one sample (seconds per instance) at a time. */
+typedef int (*sample_fn)(void *timer, double *seconds, char *err, size_t errlen);
+
+static int measure_allowed(km_bench *b) {
+  if (!km_bench_ok(b)) return 0;
   if (b->measured) {
     km_bench_fail(b, "km_bench_measure called twice in one case");
-    return 0.0;
+    return 0;
   }
   if (!b->verified && km_bench_verify_enabled(b)) {
     km_bench_fail(b, "case timed before it was verified");
-    return 0.0;
+    return 0;
   }
   b->measured = 1;
-  km_timer t;
+  return 1;
+}
+
+/* Samples while Google Benchmark keeps the loop running; the counters from their statistics. */
+static double measure_samples(km_bench *b, sample_fn sample, void *timer, int batch, const km_work *work) {
   char err[256];
-  const double min_sample = km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS;
-  if (km_timer_init(&t, b->ctx->stream, fn, arg, min_sample, err, sizeof err) != 0) {
-    km_bench_fail(b, "%s", err);
-    return 0.0;
-  }
   size_t cap = 64, n = 0;
   double *samples = malloc(cap * sizeof *samples);
   while (samples && gb_keep_running(b->st)) {
     double sec = 0.0;
-    if (km_timer_sample(&t, &sec, err, sizeof err) != 0) {
+    if (sample(timer, &sec, err, sizeof err) != 0) {
       km_bench_fail(b, "%s", err);
       gb_skip_with_error(b->st, b->message);
       break;
@@ -279,14 +283,47 @@ double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work 
   double median = 0.0;
   if (!b->failed && samples && km_stats_compute(samples, n, &s) == 0) {
     set_rate_counters(b, &s, work);
-    gb_counter(b->st, "batch", (double)t.batch);
+    gb_counter(b->st, "batch", (double)batch);
     median = s.median;
   } else if (!b->failed) {
     km_bench_fail(b, "no timing samples were taken");
   }
   free(samples);
+  return median;
+}
+
+static int cuda_sample(void *timer, double *seconds, char *err, size_t errlen) {
+  return km_timer_sample(timer, seconds, err, errlen);
+}
+
+static int host_sample(void *timer, double *seconds, char *err, size_t errlen) {
+  return km_host_timer_sample(timer, seconds, err, errlen);
+}
+
+static double min_sample_seconds(const km_bench *b) { return km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS; }
+
+double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work) {
+  if (!measure_allowed(b)) return 0.0;
+  km_timer t;
+  char err[256];
+  if (km_timer_init(&t, b->ctx->stream, fn, arg, min_sample_seconds(b), err, sizeof err) != 0) {
+    km_bench_fail(b, "%s", err);
+    return 0.0;
+  }
+  double median = measure_samples(b, cuda_sample, &t, t.batch, work);
   km_timer_destroy(&t);
   return median;
+}
+
+double km_bench_measure_host(km_bench *b, km_host_fn fn, void *arg, const km_work *work) {
+  if (!measure_allowed(b)) return 0.0;
+  km_host_timer t;
+  char err[256];
+  if (km_host_timer_init(&t, fn, arg, min_sample_seconds(b), err, sizeof err) != 0) {
+    km_bench_fail(b, "%s", err);
+    return 0.0;
+  }
+  return measure_samples(b, host_sample, &t, t.batch, work);
 }
 
 /* ---- the trampoline Google Benchmark calls */
@@ -298,9 +335,11 @@ static void run_case(gb_state *st, void *arg) {
   b.c = r->c;
   b.st = st;
   r->c->run(&b, r->c->params);
-  cudaError_t sticky = cudaStreamSynchronize(b.ctx->stream);
-  if (sticky == cudaSuccess) sticky = cudaGetLastError();
-  if (sticky != cudaSuccess) km_bench_fail(&b, "CUDA error after the case: %s", cudaGetErrorString(sticky));
+  if (!host_only(&b)) { /* a host-only case may run where there is no device */
+    cudaError_t sticky = cudaStreamSynchronize(b.ctx->stream);
+    if (sticky == cudaSuccess) sticky = cudaGetLastError();
+    if (sticky != cudaSuccess) km_bench_fail(&b, "CUDA error after the case: %s", cudaGetErrorString(sticky));
+  }
   if (!b.failed && !b.skipped && !b.measured) km_bench_fail(&b, "the case returned without measuring");
   if (b.failed) {
     fprintf(stderr, "%s: %s\n", r->c->name, b.message);

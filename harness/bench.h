@@ -73,6 +73,12 @@ typedef struct km_work {
  * seconds per instance (0 on failure). */
 double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work);
 
+/* CPU work of a case flagged KM_CASE_HOST_ONLY: fn does one instance (0 ok, non-zero a failure), `rep`
+ * counts calls. Timed like km_bench_measure with the host clock; the same counters, less the share of the
+ * device ceiling. Returns the median in seconds per instance (0 on failure). */
+typedef int (*km_host_fn)(void *arg, int rep);
+double km_bench_measure_host(km_bench *b, km_host_fn fn, void *arg, const km_work *work);
+
 /* Extra figures: accuracy, recall, stage times. Shown as counters and stored in the results. */
 void km_bench_counter(km_bench *b, const char *name, double value);
 void km_bench_label(km_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

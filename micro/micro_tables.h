@@ -9,8 +9,14 @@ extern const km_case_table km_paged_table;    /* micro/paged.c */
 extern const km_case_table km_quant_table;    /* micro/quant.c */
 extern const km_case_table km_sparse_table;   /* micro/sparse.c */
 extern const km_case_table km_offload_table;  /* micro/offload.c */
+extern const km_case_table km_prefix_table;   /* micro/prefix.c */
 
 extern const km_case_table *const km_all_tables[];
 extern const size_t km_all_table_count;
+
+/* Commands that run instead of the suite (micro/registry.c). */
+extern const km_command km_prefix_sim_command; /* micro/prefix_sim_cli.c: --prefix-sim */
+extern const km_command *const km_all_commands[];
+extern const size_t km_all_command_count;
 
 #endif

@@ -27,44 +27,49 @@ static int is_sha(km_hash_algo a) { return a == KM_HASH_SHA256 || a == KM_HASH_S
 static int is_cbor(km_hash_algo a) { return a == KM_HASH_SHA256_CBOR || a == KM_HASH_XXHASH_CBOR; }
 size_t km_hash_digest_bytes(km_hash_algo a) { return is_sha(a) ? 32 : 16; }
 
-/* ---- a bounded writer: every put checks room, so a short buffer gives 0, never an overrun */
-typedef struct writer {
-  uint8_t *p;
-  size_t len, cap;
-  int full;
-} writer;
-
-static void put(writer *w, const void *src, size_t n) {
-  if (w->full || n > w->cap - w->len) {
-    w->full = 1;
-    return;
-  }
-  memcpy(w->p + w->len, src, n);
-  w->len += n;
+/* ---- writers. The buffer is checked once against km_hash_serialized_bound, then written without a
+ * check per byte: the per-token loop is the whole cost of a block beside XXH3. */
+static uint8_t *put1(uint8_t *p, uint8_t b) {
+  *p = b;
+  return p + 1;
 }
-static void put1(writer *w, uint8_t b) { put(w, &b, 1); }
-static void put_le(writer *w, uint64_t v, int n) {
-  uint8_t b[8];
-  for (int i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * i));
-  put(w, b, (size_t)n);
+static uint8_t *put_le(uint8_t *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+  return p + n;
 }
-static void put_be(writer *w, uint64_t v, int n) {
-  uint8_t b[8];
-  for (int i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-  put(w, b, (size_t)n);
+static uint8_t *put_be(uint8_t *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+  return p + n;
+}
+static uint8_t *put(uint8_t *p, const void *src, size_t n) {
+  memcpy(p, src, n);
+  return p + n;
 }
 
-static int inputs_fit(const km_block_hash *parent, size_t ntokens, const char *const *extra, size_t nextra) {
+/* A parent hash: a fixed-size copy (the bound leaves room past it), so no variable-length memcpy. */
+static uint8_t *put_hash(uint8_t *p, const km_block_hash *h) {
+  memcpy(p, h->bytes, KM_BLOCK_HASH_MAX);
+  return p + h->len;
+}
+
+/* Room for the inputs, which are within the limits: 0 when not. */
+static int inputs_fit(size_t cap, const km_block_hash *parent, size_t ntokens, const char *const *extra,
+                      size_t nextra) {
   if (!parent || parent->len == 0 || parent->len > KM_BLOCK_HASH_MAX) return 0;
   if (ntokens > KM_HASH_MAX_BLOCK_TOKENS || nextra > KM_HASH_MAX_EXTRA_KEYS) return 0;
-  for (size_t i = 0; i < nextra; i++)
-    if (!extra[i] || strlen(extra[i]) > KM_HASH_MAX_EXTRA_BYTES) return 0;
-  return 1;
+  size_t extra_bytes = 0;
+  for (size_t i = 0; i < nextra; i++) {
+    size_t n = extra[i] ? strlen(extra[i]) : KM_HASH_MAX_EXTRA_BYTES + 1;
+    if (n > KM_HASH_MAX_EXTRA_BYTES) return 0;
+    extra_bytes += n;
+  }
+  return cap >= km_hash_serialized_bound(ntokens, extra_bytes);
 }
 
 size_t km_hash_serialized_bound(size_t tokens, size_t extra_bytes) {
-  /* pickle: 11 header + 3 per tuple + 35 parent + 6 per token (LONG1 of a uint32) + 6 per string */
-  return 64 + 6 * tokens + extra_bytes + 6 * KM_HASH_MAX_EXTRA_KEYS;
+  /* pickle, the larger: 11 header + 35 parent + 3 tuples of at most 3 + None + STOP, 7 per token
+   * (LONG1 of a uint32), 6 per string beside its bytes */
+  return 64 + 7 * tokens + extra_bytes + 6 * KM_HASH_MAX_EXTRA_KEYS;
 }
 
 /* ---- pickle, protocol 5, as Modules/_pickle.c writes these types */
@@ -75,122 +80,106 @@ enum {
 };
 enum { PICKLE_HEADER = 11 }; /* PROTO 5, then FRAME and its 8-byte length */
 
-static void pickle_int(writer *w, uint32_t v) {
-  if (v < 0x100) {
-    put1(w, P_BININT1);
-    put1(w, (uint8_t)v);
-  } else if (v < 0x10000) {
-    put1(w, P_BININT2);
-    put_le(w, v, 2);
-  } else if (v < 0x80000000u) { /* BININT is a signed 32-bit value */
-    put1(w, P_BININT);
-    put_le(w, v, 4);
-  } else { /* LONG1: little-endian two's complement, one byte more than the magnitude needs */
-    put1(w, P_LONG1);
-    put1(w, 5);
-    put_le(w, v, 5);
-  }
+/* Eight bytes little-endian in one store (the loop compiles to one); the buffer's bound leaves room for
+ * the bytes past the value, which the next item overwrites. */
+static void store_le64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static void pickle_str(writer *w, const char *s) {
+/* Token ids are spread over widths at random, so a branch per width would be mispredicted about every
+ * other token: the opcode and the length come from comparisons instead. */
+static uint8_t *pickle_int(uint8_t *p, uint32_t v) {
+  if (v >= 0x80000000u) /* LONG1: BININT is signed; little-endian two's complement, 5 bytes for a uint32 */
+    return put_le(put1(put1(p, P_LONG1), 5), v, 5);
+  const unsigned wide = v >= 0x100, wider = v >= 0x10000;
+  const uint8_t op = (uint8_t)(P_BININT1 + 2 * wide - 3 * wider); /* K, M (BININT2) or J (BININT) */
+  store_le64(p, op | ((uint64_t)v << 8));
+  return p + 2 + wide + 2 * wider;
+}
+
+static uint8_t *pickle_str(uint8_t *p, const char *s) {
   size_t n = strlen(s);
-  if (n <= 0xff) {
-    put1(w, P_SHORT_BINUNICODE);
-    put1(w, (uint8_t)n);
-  } else {
-    put1(w, P_BINUNICODE);
-    put_le(w, n, 4);
-  }
-  put(w, s, n);
-  put1(w, P_MEMOIZE);
+  p = n <= 0xff ? put1(put1(p, P_SHORT_BINUNICODE), (uint8_t)n) : put_le(put1(p, P_BINUNICODE), n, 4);
+  return put1(put(p, s, n), P_MEMOIZE);
 }
 
-/* A tuple's items are written by `items`; n <= 3 uses TUPLE1..3, longer ones MARK .. TUPLE; the
- * empty tuple is a singleton the pickler does not memoize. */
-static void pickle_tuple_open(writer *w, size_t n) {
-  if (n > 3) put1(w, P_MARK);
+/* Tuples: n <= 3 items then TUPLE1..3, longer ones MARK, items, TUPLE; the empty tuple is a singleton
+ * the pickler does not memoize. */
+static uint8_t *pickle_tuple_open(uint8_t *p, size_t n) { return n > 3 ? put1(p, P_MARK) : p; }
+static uint8_t *pickle_tuple_close(uint8_t *p, size_t n) {
+  if (n == 0) return put1(p, P_EMPTY_TUPLE);
+  return put1(put1(p, n > 3 ? P_TUPLE : (uint8_t)(P_TUPLE1 + n - 1)), P_MEMOIZE);
 }
-static void pickle_tuple_close(writer *w, size_t n) {
-  if (n == 0) {
-    put1(w, P_EMPTY_TUPLE);
-    return;
-  }
-  put1(w, n > 3 ? P_TUPLE : (uint8_t)(P_TUPLE1 + n - 1));
-  put1(w, P_MEMOIZE);
+
+static uint8_t *pickle_header(uint8_t *p) { return put_le(put1(put1(put1(p, P_PROTO), 5), P_FRAME), 0, 8); }
+
+/* STOP, then the frame's length (what follows the header) into the header. */
+static size_t pickle_finish(uint8_t *buf, uint8_t *p) {
+  p = put1(p, P_STOP);
+  put_le(buf + 3, (uint64_t)(p - buf - PICKLE_HEADER), 8);
+  return (size_t)(p - buf);
 }
 
 size_t km_hash_serialize_pickle(uint8_t *buf, size_t cap, const km_block_hash *parent, const uint32_t *tokens,
                                 size_t ntokens, const char *const *extra, size_t nextra) {
-  if (!inputs_fit(parent, ntokens, extra, nextra)) return 0;
-  writer w = {buf, 0, cap, 0};
-  put1(&w, P_PROTO);
-  put1(&w, 5);
-  put1(&w, P_FRAME);
-  put_le(&w, 0, 8); /* the frame's length, filled in below */
-  put1(&w, P_SHORT_BINBYTES);
-  put1(&w, parent->len);
-  put(&w, parent->bytes, parent->len);
-  put1(&w, P_MEMOIZE);
-  pickle_tuple_open(&w, ntokens);
-  for (size_t i = 0; i < ntokens; i++) pickle_int(&w, tokens[i]);
-  pickle_tuple_close(&w, ntokens);
+  if (!inputs_fit(cap, parent, ntokens, extra, nextra)) return 0;
+  uint8_t *p = pickle_header(buf);
+  p = put1(put_hash(put1(put1(p, P_SHORT_BINBYTES), parent->len), parent), P_MEMOIZE);
+  p = pickle_tuple_open(p, ntokens);
+  for (size_t i = 0; i < ntokens; i++) p = pickle_int(p, tokens[i]);
+  p = pickle_tuple_close(p, ntokens);
   if (nextra == 0) {
-    put1(&w, P_NONE);
+    p = put1(p, P_NONE);
   } else {
-    pickle_tuple_open(&w, nextra);
-    for (size_t i = 0; i < nextra; i++) pickle_str(&w, extra[i]);
-    pickle_tuple_close(&w, nextra);
+    p = pickle_tuple_open(p, nextra);
+    for (size_t i = 0; i < nextra; i++) p = pickle_str(p, extra[i]);
+    p = pickle_tuple_close(p, nextra);
   }
-  pickle_tuple_close(&w, 3);
-  put1(&w, P_STOP);
-  if (w.full) return 0;
-  uint64_t frame = w.len - PICKLE_HEADER;
-  for (int i = 0; i < 8; i++) buf[3 + i] = (uint8_t)(frame >> (8 * i));
-  return w.len;
+  return pickle_finish(buf, pickle_tuple_close(p, 3));
 }
 
 /* ---- CBOR (RFC 8949), canonical: the shortest head for every length and integer */
 enum { C_UINT = 0, C_BYTES = 2, C_TEXT = 3, C_ARRAY = 4, C_NULL = 0xf6 };
 
-static void cbor_head(writer *w, int major, uint64_t v) {
+static uint8_t *cbor_head(uint8_t *p, int major, uint64_t v) {
   uint8_t m = (uint8_t)(major << 5);
-  if (v < 24) {
-    put1(w, (uint8_t)(m | v));
-  } else if (v <= 0xff) {
-    put1(w, m | 24);
-    put1(w, (uint8_t)v);
-  } else if (v <= 0xffff) {
-    put1(w, m | 25);
-    put_be(w, v, 2);
-  } else if (v <= 0xffffffffu) {
-    put1(w, m | 26);
-    put_be(w, v, 4);
-  } else {
-    put1(w, m | 27);
-    put_be(w, v, 8);
-  }
+  if (v < 24) return put1(p, (uint8_t)(m | v));
+  if (v <= 0xff) return put1(put1(p, m | 24), (uint8_t)v);
+  if (v <= 0xffff) return put_be(put1(p, m | 25), v, 2);
+  if (v <= 0xffffffffu) return put_be(put1(p, m | 26), v, 4);
+  return put_be(put1(p, m | 27), v, 8);
+}
+
+static uint8_t *cbor_text(uint8_t *p, const char *s) {
+  size_t n = strlen(s);
+  return put(cbor_head(p, C_TEXT, n), s, n);
+}
+
+/* An unsigned integer's head without a branch per width (see pickle_int): 1, 2, 3 or 5 bytes, the value
+ * big-endian after the head byte. */
+static uint8_t *cbor_uint32(uint8_t *p, uint32_t v) {
+  static const uint8_t payload_bytes[4] = {0, 1, 2, 4};
+  const unsigned cls = (v > 23) + (v > 0xff) + (v > 0xffff), len = payload_bytes[cls];
+  const uint64_t be = (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+  const uint64_t head = cls ? (C_UINT << 5) | (23 + cls) : v; /* 24, 25, 26: 1, 2, 4 bytes follow */
+  store_le64(p, head | ((be >> (32 - 8 * len)) << 8));  /* the low len bytes of v, most significant first */
+  return p + 1 + len;
 }
 
 size_t km_hash_serialize_cbor(uint8_t *buf, size_t cap, const km_block_hash *parent, const uint32_t *tokens,
                               size_t ntokens, const char *const *extra, size_t nextra) {
-  if (!inputs_fit(parent, ntokens, extra, nextra)) return 0;
-  writer w = {buf, 0, cap, 0};
-  cbor_head(&w, C_ARRAY, 3);
-  cbor_head(&w, C_BYTES, parent->len);
-  put(&w, parent->bytes, parent->len);
-  cbor_head(&w, C_ARRAY, ntokens);
-  for (size_t i = 0; i < ntokens; i++) cbor_head(&w, C_UINT, tokens[i]);
+  if (!inputs_fit(cap, parent, ntokens, extra, nextra)) return 0;
+  uint8_t *p = cbor_head(buf, C_ARRAY, 3);
+  p = put_hash(cbor_head(p, C_BYTES, parent->len), parent);
+  p = cbor_head(p, C_ARRAY, ntokens);
+  for (size_t i = 0; i < ntokens; i++) p = cbor_uint32(p, tokens[i]);
   if (nextra == 0) {
-    put1(&w, C_NULL);
+    p = put1(p, C_NULL);
   } else {
-    cbor_head(&w, C_ARRAY, nextra);
-    for (size_t i = 0; i < nextra; i++) {
-      size_t n = strlen(extra[i]);
-      cbor_head(&w, C_TEXT, n);
-      put(&w, extra[i], n);
-    }
+    p = cbor_head(p, C_ARRAY, nextra);
+    for (size_t i = 0; i < nextra; i++) p = cbor_text(p, extra[i]);
   }
-  return w.full ? 0 : w.len;
+  return (size_t)(p - buf);
 }
 
 /* ---- digests */
@@ -278,23 +267,10 @@ static int digest(km_hasher *h, size_t len, km_block_hash *out) {
 }
 
 int km_hasher_seed(km_hasher *h, const char *seed, km_block_hash *out) {
-  size_t n = strlen(seed);
-  if (n > KM_HASH_MAX_EXTRA_BYTES) return -1;
-  writer w = {h->buf, 0, h->cap, 0};
-  if (is_cbor(h->algo)) {
-    cbor_head(&w, C_TEXT, n);
-    put(&w, seed, n);
-  } else {
-    put1(&w, P_PROTO);
-    put1(&w, 5);
-    put1(&w, P_FRAME);
-    put_le(&w, 0, 8);
-    pickle_str(&w, seed);
-    put1(&w, P_STOP);
-    uint64_t frame = w.len - PICKLE_HEADER;
-    for (int i = 0; i < 8 && !w.full; i++) h->buf[3 + i] = (uint8_t)(frame >> (8 * i));
-  }
-  return w.full ? -1 : digest(h, w.len, out);
+  if (strlen(seed) > KM_HASH_MAX_EXTRA_BYTES) return -1; /* the buffer holds a block's extra keys: room enough */
+  size_t len = is_cbor(h->algo) ? (size_t)(cbor_text(h->buf, seed) - h->buf)
+                                : pickle_finish(h->buf, pickle_str(pickle_header(h->buf), seed));
+  return digest(h, len, out);
 }
 
 int km_hasher_block(km_hasher *h, const km_block_hash *parent, const km_block_hash *none_hash,
