@@ -315,6 +315,26 @@ double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work 
   return median;
 }
 
+double km_bench_time_extra(km_bench *b, km_enqueue_fn fn, void *arg, int samples) {
+  if (!km_bench_ok(b) || samples < 1) return 0.0;
+  km_timer t;
+  char err[256];
+  double *s = malloc((size_t)samples * sizeof *s);
+  if (!s) {
+    km_bench_fail(b, "out of host memory");
+    return 0.0;
+  }
+  int n = 0;
+  if (km_timer_init(&t, b->ctx->stream, fn, arg, KM_MIN_SAMPLE_SECONDS, err, sizeof err) == 0) {
+    while (n < samples && km_timer_sample(&t, &s[n], err, sizeof err) == 0) n++;
+    km_timer_destroy(&t);
+  }
+  double median = n == samples ? km_median_of(s, (size_t)n) : 0.0;
+  if (n < samples) km_bench_fail(b, "%s", err);
+  free(s);
+  return median;
+}
+
 double km_bench_measure_host(km_bench *b, km_host_fn fn, void *arg, const km_work *work) {
   if (!measure_allowed(b)) return 0.0;
   km_host_timer t;

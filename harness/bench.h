@@ -73,6 +73,11 @@ typedef struct km_work {
  * seconds per instance (0 on failure). */
 double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work);
 
+/* A second timing inside a case, beside its own measurement (a stage of a pipeline, a ceiling timed next
+ * to the row): the median of `samples` samples of >= 200 us each, in seconds per launch, counters untouched.
+ * 0 on failure (the case is then failed). */
+double km_bench_time_extra(km_bench *b, km_enqueue_fn fn, void *arg, int samples);
+
 /* CPU work of a case flagged KM_CASE_HOST_ONLY: fn does one instance (0 ok, non-zero a failure), `rep`
  * counts calls. Timed like km_bench_measure with the host clock; the same counters, less the share of the
  * device ceiling. Returns the median in seconds per instance (0 on failure). */

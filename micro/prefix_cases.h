@@ -37,4 +37,15 @@ typedef struct km_prefill_params {
 
 void km_prefix_run_prefill(km_bench *b, const void *params);
 
+/* The prefill rows' tolerances. A bf16 output against the fp32 reference GEMM: rounding to bf16 moves a
+ * value by at most 2^-8 of it (half an ulp of 8 significant bits), hence 2^-8 |ref|; 2^-12 of sum|a*b|
+ * covers two fp32 accumulations in different orders (their partial sums of random-signed products grow like
+ * sqrt(k): at k = 12,288 even an accumulation that truncates every one stays ~35x under it), while a wrong
+ * element, a skipped 16-wide slice of k (~4x the bound) or an unwritten (NaN) one is caught.
+ * The reference against a CPU GEMM in double: products of bf16 values are exact in fp32, so the fp32 sum
+ * of k of them is within k * 2^-24 of sum|a*b| (the rounding error bound of recursive summation). */
+#define KM_PREFILL_OUT_REL 0x1p-8f
+#define KM_PREFILL_OUT_SHARE 0x1p-12f
+#define KM_PREFILL_REF_SHARE(k) (1.01 * (double)(k) * 0x1p-24)
+
 #endif

@@ -12,8 +12,6 @@
 #include "sparse_cub_sort.h"
 #include "sparse_ref.h"
 #include "sparse_topk.h"
-#include "stats.h"
-#include "timer.h"
 
 #define PAGE KM_SPARSE_PAGE_TOKENS
 /* Score tolerance against the CPU: fp32 sums of d * group terms in another order; 1e-4 of the sum of
@@ -325,21 +323,7 @@ static int verify_step(km_bench *b, sp_run *r, int check_read, int check_dense) 
 
 /* ------------------------------------------------------------------ timing helpers */
 static double aux_time_us(km_bench *b, km_enqueue_fn fn, void *arg) {
-  km_timer t;
-  char err[256];
-  double s[AUX_SAMPLES];
-  if (km_timer_init(&t, km_bench_stream(b), fn, arg, 200e-6, err, sizeof err) != 0) {
-    km_bench_fail(b, "%s", err);
-    return 0.0;
-  }
-  int n = 0;
-  while (n < AUX_SAMPLES && km_timer_sample(&t, &s[n], err, sizeof err) == 0) ++n;
-  km_timer_destroy(&t);
-  if (n < AUX_SAMPLES) {
-    km_bench_fail(b, "%s", err);
-    return 0.0;
-  }
-  return km_median_of(s, AUX_SAMPLES) * 1e6;
+  return km_bench_time_extra(b, fn, arg, AUX_SAMPLES) * 1e6;
 }
 
 static double step_bytes_read(const sp_run *r) {
