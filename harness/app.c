@@ -324,7 +324,8 @@ static const km_command *command_wanted(int argc, char **argv, const km_command 
   for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
     for (size_t c = 0; c < n; c++) {
       size_t len = strlen(commands[c]->flag);
-      if (strncmp(argv[i], commands[c]->flag, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '=')) return commands[c];
+      if (strncmp(argv[i], commands[c]->flag, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
+        return commands[c];
     }
   return NULL;
 }

@@ -230,7 +230,8 @@ static void set_rate_counters(km_bench *b, const km_stats *s, const km_work *w) 
   gb_counter(b->st, "samples", (double)s->n);
   gb_counter(b->st, "bytes", bytes);
   gb_counter(b->st, "GB/s", gbps);
-  if (b->ctx->ceiling_gbps > 0 && !host_only(b)) gb_counter(b->st, "pct_of_ceiling", 100.0 * gbps / b->ctx->ceiling_gbps);
+  if (b->ctx->ceiling_gbps > 0 && !host_only(b)) /* a host row is no share of a device ceiling */
+    gb_counter(b->st, "pct_of_ceiling", 100.0 * gbps / b->ctx->ceiling_gbps);
   if (w->host_link && b->ctx->link_gbps > 0) gb_counter(b->st, "pct_of_link", 100.0 * gbps / b->ctx->link_gbps);
   if (w->tokens > 0) {
     double layers = w->layers > 0 ? w->layers : 1.0;

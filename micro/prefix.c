@@ -17,7 +17,8 @@
 /* the rows' last path element is the thread count: t1, or all_cores */
 enum { t1 = 0, all_cores = 1 };
 
-#define PREFILL_PARAMS(kind, chunk, prefix, shape, saving) (&(const km_prefill_params){kind, chunk, prefix, shape, saving})
+#define PREFILL_PARAMS(kind, chunk, prefix, shape, saving) \
+  (&(const km_prefill_params){kind, chunk, prefix, shape, saving})
 #define LAYER(chunk, prefix, saving, flags)                                                                      \
   {"prefix/prefill/layer/chunk" #chunk "/prefix" #prefix, "prefix_reuse",                                       \
    "the --model's linear GEMMs of one layer (QKV, O, gate/up, down) on a prefill chunk, cuBLASLt bf16",          \

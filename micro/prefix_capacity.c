@@ -10,7 +10,9 @@ static long long column_of(const km_table *t, const char *key) {
   return -1;
 }
 
-static const km_cell *cell(const km_table *t, size_t row, long long col) { return &t->cells[row * t->ncols + (size_t)col]; }
+static const km_cell *cell(const km_table *t, size_t row, long long col) {
+  return &t->cells[row * t->ncols + (size_t)col];
+}
 
 /* The simulator replays one full-attention KV cache group; windowed and state layers are other groups
  * with other eviction rules in vLLM. */

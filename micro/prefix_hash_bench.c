@@ -203,7 +203,8 @@ static int verify_pool(km_bench *b, hash_pool *p) {
       }
       for (size_t j = 0; j < p->blocks; j++, n++)
         if (got[j].len != ref[j].len || memcmp(got[j].bytes, ref[j].bytes, ref[j].len) != 0) {
-          if (bad++ < 4) km_bench_mismatch(b, "worker %d prompt %d block %zu differs from the reference chain", i, k, j);
+          if (bad++ < 4)
+            km_bench_mismatch(b, "worker %d prompt %d block %zu differs from the reference chain", i, k, j);
         }
     }
   free(ref);
@@ -227,9 +228,9 @@ void km_prefix_run_hash(km_bench *b, const void *params) {
   km_bench_counter(b, "blocks_per_second", blocks / sec);
   km_bench_counter(b, "blocks_per_second_per_core", blocks / sec / workers);
   km_bench_counter(b, "prompt_us", sec * 1e6 / prompts); /* one 16K prompt, each core busy with its own */
-  km_bench_label(b, "%s: %.1f ns/block/core, %.2f M blocks/s/core, %d thread%s: %.2f M blocks/s; 16K-token prompt %.1f us",
-                 km_hash_algo_name(hp->algo), per_core_ns, blocks / sec / workers / 1e6, workers, workers > 1 ? "s" : "",
-                 blocks / sec / 1e6, sec * 1e6 / prompts);
+  km_bench_label(b, "%s: %.1f ns/block/core, %.2f M blocks/s/core, %d thread%s: %.2f M blocks/s; 16K-token prompt "
+                 "%.1f us", km_hash_algo_name(hp->algo), per_core_ns, blocks / sec / workers / 1e6, workers,
+                 workers > 1 ? "s" : "", blocks / sec / 1e6, sec * 1e6 / prompts);
 }
 
 int km_prefix_hash_ns_per_block(km_bench *b, km_hash_algo algo, double *ns_per_block) {

@@ -118,7 +118,8 @@ static int check_buffers(km_bench *b, pf_check *c, size_t cap) {
  * The wrong elements are added to *bad and the checked ones to *n. 0 ok; -1 on a CUDA or cuBLAS error. */
 static int check_outputs(km_bench *b, pf_run *r, const pf_check *c, size_t *bad, size_t *n) {
   cudaStream_t s = km_bench_stream(b);
-  for (int i = 0; i < r->n; i++) KM_CUDA_OR_FAIL(b, cudaMemsetAsync(r->gemm[i].out, 0xFF, out_elems(&r->gemm[i].g) * 2, s));
+  for (int i = 0; i < r->n; i++)
+    KM_CUDA_OR_FAIL(b, cudaMemsetAsync(r->gemm[i].out, 0xFF, out_elems(&r->gemm[i].g) * 2, s));
   if (enq_gemms(r, 0, s) != cudaSuccess) {
     km_bench_fail(b, "cuBLASLt matmul: %s", km_lt_status_string(r->lt, r->status));
     return -1;
@@ -128,8 +129,8 @@ static int check_outputs(km_bench *b, pf_run *r, const pf_check *c, size_t *bad,
     const size_t count = out_elems(&p->g);
     unsigned long long host[2];
     KM_CUDA_OR_FAIL(b, km_gemm_ref_bf16(p->in, p->weight, c->ref, c->mag, p->g.tokens, p->g.n, p->g.k, p->g.batch, s));
-    KM_CUDA_OR_FAIL(b, km_gemm_compare_bf16(p->out, c->ref, c->mag, count, KM_PREFILL_OUT_REL, KM_PREFILL_OUT_SHARE, &c->counts[0],
-                                            &c->counts[1], s));
+    KM_CUDA_OR_FAIL(b, km_gemm_compare_bf16(p->out, c->ref, c->mag, count, KM_PREFILL_OUT_REL, KM_PREFILL_OUT_SHARE,
+                                            &c->counts[0], &c->counts[1], s));
     KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(host, c->counts, sizeof host, cudaMemcpyDeviceToHost, s));
     KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
     if (host[0]) {
@@ -155,7 +156,8 @@ static int check_small(km_bench *b, km_lt *lt, const pf_check *c, size_t *bad, s
   pf_run r;
   if (setup(b, lt, &r, &g, 1) || check_outputs(b, &r, c, bad, n)) return -1;
   const size_t ni = in_elems(&g), nw = weight_elems(&g), no = out_elems(&g);
-  uint16_t *in = km_bench_host_alloc(b, ni * 2), *w = km_bench_host_alloc(b, nw * 2), *out = km_bench_host_alloc(b, no * 2);
+  uint16_t *in = km_bench_host_alloc(b, ni * 2), *w = km_bench_host_alloc(b, nw * 2);
+  uint16_t *out = km_bench_host_alloc(b, no * 2);
   float *ref = km_bench_host_alloc(b, no * sizeof *ref);
   double *want = km_bench_host_alloc(b, no * sizeof *want), *mag = km_bench_host_alloc(b, no * sizeof *mag);
   if (!in || !w || !out || !ref || !want || !mag) return -1;
@@ -186,8 +188,9 @@ static int verify(km_bench *b, pf_run *r) {
     if (out_elems(&r->gemm[i].g) > most) most = out_elems(&r->gemm[i].g);
   pf_check c;
   if (check_buffers(b, &c, most) || check_small(b, r->lt, &c, &bad, &n) || check_outputs(b, r, &c, &bad, &n)) return 0;
-  return km_bench_verified(b, bad, n, "every output element: |cuBLASLt - fp32 GEMM| <= 2^-8 |ref| + 2^-12 sum|a*b|; "
-                                      "the fp32 GEMM within k 2^-24 sum|a*b| of a CPU GEMM in double (48x80x136, batch 2)");
+  return km_bench_verified(b, bad, n,
+                           "every output element: |cuBLASLt - fp32 GEMM| <= 2^-8 |ref| + 2^-12 sum|a*b|; the fp32 GEMM "
+                           "within k 2^-24 sum|a*b| of a CPU GEMM in double (48x80x136, batch 2)");
 }
 
 static double gemm_bytes_read(const pf_run *r) {

@@ -45,7 +45,8 @@ long long km_sim_working_set_tokens(const km_sim_workload *w) {
 int km_sim_check(const km_sim_workload *w, const km_sim_config *c, char *err, size_t errlen) {
   const long long prompt = km_sim_prompt_tokens(w);
   if (prompt < 1) {
-    snprintf(err, errlen, "workload: the prompt is empty (give --shared-prefix, --document-tokens or --suffix-tokens > 0)");
+    snprintf(err, errlen,
+             "workload: the prompt is empty (give --shared-prefix, --document-tokens or --suffix-tokens > 0)");
     return -1;
   }
   if (c->block_size < 1 || c->block_size > KM_HASH_MAX_BLOCK_TOKENS) {
@@ -535,4 +536,6 @@ long long km_sim_pool_eviction_order(const km_sim_pool *s, int32_t *ids, long lo
   return n;
 }
 
-int km_sim_pool_is_cached(const km_sim_pool *s, int32_t block) { return block >= 0 && block < s->n && s->cached[block]; }
+int km_sim_pool_is_cached(const km_sim_pool *s, int32_t block) {
+  return block >= 0 && block < s->n && s->cached[block];
+}

@@ -29,16 +29,20 @@ typedef struct sim_preset {
 } sim_preset;
 
 static const sim_preset presets[] = {
-    {"shared-prefix", "32 requests sharing a prefix of 0..16K tokens, 256 unique suffix tokens and 64 output tokens each",
+    {"shared-prefix",
+     "32 requests sharing a prefix of 0..16K tokens, 256 unique suffix tokens and 64 output tokens each",
      {32, 0, 0, 256, 64, 1, 32}, 1},
-    {"cliff", "64 distinct 8,192-token documents with 256-token suffixes (540,672 tokens), two passes in the same order",
+    {"cliff",
+     "64 distinct 8,192-token documents with 256-token suffixes (540,672 tokens), two passes in the same order",
      {64, 0, 8192, 256, 64, 2, 64}, 0},
-    {"custom", "the workload flags alone (from 1 request of 256 prompt and 64 output tokens)", {1, 0, 0, 256, 64, 1, 1}, 0},
+    {"custom", "the workload flags alone (from 1 request of 256 prompt and 64 output tokens)",
+     {1, 0, 0, 256, 64, 1, 1}, 0},
 };
 enum { PRESET_COUNT = sizeof presets / sizeof presets[0] };
 
 static const char usage_text[] =
-    "usage: micro --prefix-sim PRESET [workload flags] [--model ... --kv-budget ... --block-size ...] [--format F] [--json PATH]\n"
+    "usage: micro --prefix-sim PRESET [workload flags] [--model ... --kv-budget ... --block-size ...]\n"
+    "                                 [--format F] [--json PATH]\n"
     "Replays a workload through vLLM v1's prefix cache, block for block, with no GPU: a pool of the byte table's\n"
     "capacity for --model and --kv-budget (block 0 is vLLM's null block), block hashes chained as vLLM keys them,\n"
     "reference counts, and vLLM's free queue (least recently freed first; a freed request's blocks go back tail\n"
@@ -65,10 +69,11 @@ static const char usage_text[] =
     "  --policy lru|mru      lru: vLLM's free queue; mru: never-cached blocks first, then the most recently freed\n"
     "                        chain, tail first (a loop over a working set larger than the cache keeps what fitted)\n"
     "  --hash ALGO           sha256 (vLLM's default), sha256_cbor, xxhash, xxhash_cbor\n"
-    "  --sweep               also the working set from 0.5x to 2x the capacity (more or fewer requests of this shape),\n"
-    "                        the last pass's hit rate under both policies: the cliff\n"
+    "  --sweep               also the working set from 0.5x to 2x the capacity (more or fewer requests of this\n"
+    "                        shape), the last pass's hit rate under both policies: the cliff\n"
     "\n"
-    "also: --model, --kv-budget, --max-model-len, --block-size, --kv-dtype (as for --table bytes), --format, --json PATH\n";
+    "also: --model, --kv-budget, --max-model-len, --block-size, --kv-dtype (as for --table bytes), --format,\n"
+    "      --json PATH\n";
 
 static int cmd_main(int argc, char **argv);
 
@@ -362,7 +367,8 @@ static int check_all(const sim_cli *s, char *err, size_t errlen) {
   }
   if (!s->sweep) return 0;
   if (s->w.document + s->w.suffix == 0)
-    return bad(err, errlen, "--sweep", NULL, "the requests share every token: give --document-tokens or --suffix-tokens");
+    return bad(err, errlen, "--sweep", NULL,
+               "the requests share every token: give --document-tokens or --suffix-tokens");
   if (s->w.passes < 2) return bad(err, errlen, "--sweep", NULL, "needs --passes >= 2: the cliff is in the repeat pass");
   km_sim_workload largest = sweep_workload(s, SWEEP_HI);
   return km_sim_check(&largest, &c, err, errlen);
@@ -426,9 +432,10 @@ static int simulate(const sim_cli *s, char *err, size_t errlen) {
   km_table *runs = km_table_new(title, run_cols, R_COUNT), *sweep = NULL;
   int rc = runs && add_runs(s, runs, err, errlen) == 0 ? 0 : KM_EXIT_FAILED;
   if (rc == 0 && s->sweep) {
-    snprintf(title, sizeof title, "The capacity cliff: %lld passes of requests of %lld shared + %lld own prompt tokens, "
-             "working set %.2fx..%.2fx the cache", s->w.passes, s->w.shared_prefix, s->w.document + s->w.suffix,
-             SWEEP_LO, SWEEP_HI);
+    snprintf(title, sizeof title,
+             "The capacity cliff: %lld passes of requests of %lld shared + %lld own prompt tokens, working set "
+             "%.2fx..%.2fx the cache", s->w.passes, s->w.shared_prefix, s->w.document + s->w.suffix, SWEEP_LO,
+             SWEEP_HI);
     sweep = km_table_new(title, sweep_cols, S_COUNT);
     if (!sweep || add_sweep(s, sweep, err, errlen)) rc = KM_EXIT_FAILED;
   }

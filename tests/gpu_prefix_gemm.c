@@ -131,16 +131,16 @@ static void test_compare(void) {
   uint16_t *out = malloc(b.no * 2);
   for (size_t j = 0; j < b.no; j++) out[j] = km_float_to_bf16((float)b.want[j]);
   KM_EXPECT(cudaMemcpy(b.d_out, out, b.no * 2, cudaMemcpyHostToDevice) == cudaSuccess);
-  KM_EXPECT(km_gemm_compare_bf16(b.d_out, b.d_ref, b.d_mag, b.no, KM_PREFILL_OUT_REL, KM_PREFILL_OUT_SHARE, &d_counts[0],
-                                 &d_counts[1], 0) == cudaSuccess);
+  KM_EXPECT(km_gemm_compare_bf16(b.d_out, b.d_ref, b.d_mag, b.no, KM_PREFILL_OUT_REL, KM_PREFILL_OUT_SHARE,
+                                 &d_counts[0], &d_counts[1], 0) == cudaSuccess);
   KM_EXPECT(cudaMemcpy(counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost) == cudaSuccess);
   KM_EXPECT(counts[0] == 0 && counts[1] == b.no);
   /* one element off by a whole magnitude, one never written (NaN) */
   out[4000] = km_float_to_bf16((float)b.want[4000] + (float)b.mag[4000]);
   out[17] = 0xFFFF;
   KM_EXPECT(cudaMemcpy(b.d_out, out, b.no * 2, cudaMemcpyHostToDevice) == cudaSuccess);
-  KM_EXPECT(km_gemm_compare_bf16(b.d_out, b.d_ref, b.d_mag, b.no, KM_PREFILL_OUT_REL, KM_PREFILL_OUT_SHARE, &d_counts[0],
-                                 &d_counts[1], 0) == cudaSuccess);
+  KM_EXPECT(km_gemm_compare_bf16(b.d_out, b.d_ref, b.d_mag, b.no, KM_PREFILL_OUT_REL, KM_PREFILL_OUT_SHARE,
+                                 &d_counts[0], &d_counts[1], 0) == cudaSuccess);
   KM_EXPECT(cudaMemcpy(counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost) == cudaSuccess);
   KM_EXPECT_MSG(counts[0] == 2 && counts[1] == 17, "compare found %llu wrong, first %llu", counts[0], counts[1]);
   free(out);
