@@ -10,17 +10,16 @@
 #include <openssl/evp.h>
 #include <xxhash.h>
 
+#include "name_index.h"
+
 static const char *const algo_names[KM_HASH_ALGO_COUNT] = {"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"};
 
 const char *km_hash_algo_name(km_hash_algo a) { return a >= 0 && a < KM_HASH_ALGO_COUNT ? algo_names[a] : "?"; }
 
 int km_hash_algo_parse(const char *name, km_hash_algo *out) {
-  for (int i = 0; name && i < KM_HASH_ALGO_COUNT; i++)
-    if (strcmp(name, algo_names[i]) == 0) {
-      *out = (km_hash_algo)i;
-      return 0;
-    }
-  return -1;
+  int i = km_name_index(algo_names, KM_HASH_ALGO_COUNT, name);
+  if (i >= 0) *out = (km_hash_algo)i;
+  return i >= 0 ? 0 : -1;
 }
 
 static int is_sha(km_hash_algo a) { return a == KM_HASH_SHA256 || a == KM_HASH_SHA256_CBOR; }

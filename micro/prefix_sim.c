@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "name_index.h"
+
 enum { NONE = -1 };
 /* LRU keeps every free block on LIST_FREE, as vLLM's one free queue; MRU keeps never-cached blocks there
  * and cached ones on LIST_CACHED, a stack. */
@@ -22,12 +24,9 @@ static const char *const policy_names[KM_SIM_POLICY_COUNT] = {"lru", "mru"};
 const char *km_sim_policy_name(km_sim_policy p) { return p >= 0 && p < KM_SIM_POLICY_COUNT ? policy_names[p] : "?"; }
 
 int km_sim_policy_parse(const char *name, km_sim_policy *out) {
-  for (int i = 0; name && i < KM_SIM_POLICY_COUNT; i++)
-    if (strcmp(name, policy_names[i]) == 0) {
-      *out = (km_sim_policy)i;
-      return 0;
-    }
-  return -1;
+  int i = km_name_index(policy_names, KM_SIM_POLICY_COUNT, name);
+  if (i >= 0) *out = (km_sim_policy)i;
+  return i >= 0 ? 0 : -1;
 }
 
 static long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
@@ -445,6 +444,11 @@ static int step(sim *s, sim_req *run, long long conc, long long *nrun, long long
   return 0;
 }
 
+/* vLLM's hit rate: prompt tokens served from the cache over prompt tokens. */
+static void set_hit_rate(km_sim_pass *p) {
+  p->hit_rate = p->prompt_tokens ? (double)(p->prompt_tokens - p->tokens_computed) / (double)p->prompt_tokens : 0.0;
+}
+
 int km_sim_run(const km_sim_workload *w, const km_sim_config *c, km_sim_pass *passes, char *err, size_t errlen) {
   if (errlen) err[0] = '\0';
   if (km_sim_check(w, c, err, errlen)) return -1;
@@ -472,10 +476,7 @@ int km_sim_run(const km_sim_workload *w, const km_sim_config *c, km_sim_pass *pa
   sim_free(&s);
   free(run);
   free(scratch);
-  for (long long p = 0; rc == 0 && p < w->passes; p++)
-    passes[p].hit_rate = passes[p].prompt_tokens ? (double)(passes[p].prompt_tokens - passes[p].tokens_computed) /
-                                                       (double)passes[p].prompt_tokens
-                                                 : 0.0;
+  for (long long p = 0; rc == 0 && p < w->passes; p++) set_hit_rate(&passes[p]);
   return rc;
 }
 
@@ -520,9 +521,7 @@ int km_sim_pool_serve(km_sim_pool *s, const uint32_t *tokens, long long prompt, 
   }
   req_free(&q);
   free(scratch);
-  stats->hit_rate = stats->prompt_tokens ? (double)(stats->prompt_tokens - stats->tokens_computed) /
-                                               (double)stats->prompt_tokens
-                                         : 0.0;
+  set_hit_rate(stats);
   return rc;
 }
 
