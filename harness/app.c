@@ -311,7 +311,8 @@ static int run_benchmarks(km_app *a, int with_device) {
   return a->ctx.errors ? KM_EXIT_FAILED : KM_EXIT_OK;
 }
 
-static void app_free(km_app *a) {
+static void app_free(km_app *a) { /* after gb_shutdown: the registrations are Google Benchmark's until then */
+  km_bench_registrations_free(&a->ctx);
   km_selection_free(&a->sel);
   km_filter_free(a->filter);
   km_results_free(&a->results);

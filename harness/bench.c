@@ -374,10 +374,24 @@ static void run_case(gb_state *st, void *arg) {
 }
 
 int km_bench_register(km_run_ctx *ctx, const km_case *c) {
-  km_registered *r = malloc(sizeof *r); /* lives until the process exits, as the registration does */
-  if (!r) return -1;
+  km_registered *r = malloc(sizeof *r); /* lives as long as the registration: km_bench_registrations_free */
+  void **grown = realloc(ctx->registrations, (ctx->nregistrations + 1) * sizeof *grown);
+  if (!r || !grown) {
+    free(r);
+    if (grown) ctx->registrations = grown;
+    return -1;
+  }
+  ctx->registrations = grown;
+  ctx->registrations[ctx->nregistrations++] = r;
   r->ctx = ctx;
   r->c = c;
   long long iterations = ctx->opts->min_time > 0 ? 0 : ctx->samples;
   return gb_register(c->name, run_case, r, ctx->opts->repetitions, ctx->opts->min_time, iterations);
+}
+
+void km_bench_registrations_free(km_run_ctx *ctx) {
+  for (size_t i = 0; i < ctx->nregistrations; i++) free(ctx->registrations[i]);
+  free(ctx->registrations);
+  ctx->registrations = NULL;
+  ctx->nregistrations = 0;
 }
