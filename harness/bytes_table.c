@@ -434,19 +434,40 @@ int km_bytes_table_build(const km_model *m, const km_bytes_params *p, km_table *
   return rc;
 }
 
+/* The model as configured laid out in *l and planned by vLLM's rules into x->base. 0 ok; -1 with err. */
+static int plan_configured(bt_ctx *x, km_layout *l, const km_model *m, const km_bytes_params *p, char *err,
+                           size_t errlen) {
+  if (context_init(x, m, p, err, errlen)) return -1;
+  x->configured = l;
+  km_bt_layout(x, l, m->kv_lora_rank > 0 ? 0 : m->num_kv_heads);
+  km_bt_plan(x, l, p->kv_budget, &x->base);
+  return 0;
+}
+
+int km_bytes_vllm_plan(const km_model *m, const km_bytes_params *p, km_kv_plan *out, char *err, size_t errlen) {
+  bt_ctx x;
+  km_layout *l = malloc(sizeof *l);
+  if (!l) {
+    snprintf(err, errlen, "out of host memory");
+    return -1;
+  }
+  int rc = plan_configured(&x, l, m, p, err, errlen);
+  if (rc == 0) rc = check_base(&x, err, errlen);
+  if (rc == 0) *out = x.base;
+  free(l);
+  return rc;
+}
+
 /* vLLM's view of the model as configured, recomputed (the table holds only rows). */
 static cJSON *vllm_json(const km_model *m, const km_bytes_params *p) {
   cJSON *o = cJSON_CreateObject();
   bt_ctx x;
   char err[256];
   km_layout *l = malloc(sizeof *l);
-  if (!o || !l || context_init(&x, m, p, err, sizeof err)) {
+  if (!o || !l || plan_configured(&x, l, m, p, err, sizeof err)) {
     free(l);
     return o;
   }
-  x.configured = l;
-  km_bt_layout(&x, l, m->kv_lora_rank > 0 ? 0 : m->num_kv_heads);
-  km_bt_plan(&x, l, p->kv_budget, &x.base);
   const km_kv_plan *b = &x.base;
   cJSON_AddStringToObject(o, "rules", KM_VLLM_RULES);
   cJSON_AddNumberToObject(o, "max_model_len", (double)x.max_model_len);

@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "table.h"
+#include "vllm_kv.h"
 
 /* vLLM's --kv-cache-dtype values the table models. */
 typedef enum km_kv_dtype {
@@ -69,6 +70,9 @@ long long km_bytes_max_model_len(const km_model *m, const km_bytes_params *p, ch
 
 /* Build the table. 0 ok; -1 with one line in err (e.g. a budget that cannot hold one request). */
 int km_bytes_table_build(const km_model *m, const km_bytes_params *p, km_table **out, char *err, size_t errlen);
+/* vLLM's plan of the cache for the model as configured (what it logs: num_blocks, kv_cache_tokens, the
+ * block size, the groups). 0 ok; -1 with one line in err where vLLM would not start (as the table). */
+int km_bytes_vllm_plan(const km_model *m, const km_bytes_params *p, km_kv_plan *out, char *err, size_t errlen);
 /* The whole JSON object: {"model":..., "kv_budget_bytes":..., "max_model_len":..., "block_size":...,
  * "vllm": {what vLLM logs for the model as configured}, "caption": [...], "rows":[...]} */
 cJSON *km_bytes_table_json(const km_model *m, const km_bytes_params *p, const km_table *t);

@@ -265,3 +265,15 @@ int km_options_parse(int argc, char **argv, km_options *o, char *err, size_t err
   }
   return o->smoke && !o->help && !o->version && !o->list ? smoke_conflicts(o, err, errlen) : 0;
 }
+
+void km_bytes_params_from_options(const km_options *o, km_bytes_params *p) {
+  km_bytes_params_default(p);
+  p->kv_budget = o->kv_budget;
+  p->max_model_len = o->max_model_len;
+  p->allow_long_max_model_len = o->allow_long_max_model_len;
+  p->max_num_batched_tokens = o->max_num_batched_tokens;
+  p->block_size = o->block_size;
+  p->host_budget = o->host_budget;
+  p->kv_dtype = o->kv_dtype;
+  p->mamba_ssm_dtype = o->mamba_ssm_dtype;
+}

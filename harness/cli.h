@@ -48,6 +48,8 @@ void km_options_default(km_options *o);
 /* 0: parsed; KM_EXIT_USAGE with a one-line message in err. argv is not modified. */
 int km_options_parse(int argc, char **argv, km_options *o, char *err, size_t errlen);
 void km_options_usage(FILE *out);
+/* The byte table's inputs from the command line (the rest at their defaults). */
+void km_bytes_params_from_options(const km_options *o, km_bytes_params *p);
 
 /* Sizes: integer or decimal with K/M/G/T (powers of 1000) or KiB/MiB/GiB/TiB (powers of 1024),
  * optional trailing B. 0 ok, -1 malformed, -2 zero or negative. */
