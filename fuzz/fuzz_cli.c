@@ -26,9 +26,10 @@ static void check_token(const char *s) {
 static void check_options(const km_options *o, int argc, char **argv) {
   if (o->repetitions < 1 || o->repetitions > 1000) abort();
   if (!(o->min_time >= 0 && o->min_time <= 600)) abort();
-  if (o->device < 0 || o->max_model_len <= 0 || o->block_size <= 0) abort();
+  if (o->device < 0 || o->max_model_len < 0 || o->block_size <= 0 || o->max_num_batched_tokens <= 0) abort();
   if (!(o->kv_budget >= 1) || !(o->host_budget >= 0)) abort();
-  if (o->kv_dtype_bytes != 0 && o->kv_dtype_bytes != 2 && o->kv_dtype_bytes != 4) abort();
+  if (o->kv_dtype < 0 || o->kv_dtype >= KM_KV_DTYPE_COUNT) abort();
+  if (o->mamba_ssm_dtype < 0 || o->mamba_ssm_dtype >= KM_SSM_DTYPE_COUNT) abort();
   if (o->gb_argc < 0 || o->gb_argc >= argc || (o->gb_argc > 0 && o->gb_argv + o->gb_argc != argv + argc)) abort();
   /* a smoke run publishes and times nothing and always verifies */
   if (o->smoke && !o->help && !o->list &&
@@ -45,9 +46,12 @@ static void check_bytes_table(const km_options *o) {
   km_bytes_params_default(&p);
   p.kv_budget = o->kv_budget;
   p.max_model_len = o->max_model_len;
+  p.allow_long_max_model_len = o->allow_long_max_model_len;
+  p.max_num_batched_tokens = o->max_num_batched_tokens;
   p.block_size = o->block_size;
   p.host_budget = o->host_budget;
-  p.kv_dtype_bytes = o->kv_dtype_bytes;
+  p.kv_dtype = o->kv_dtype;
+  p.mamba_ssm_dtype = o->mamba_ssm_dtype;
   km_table *t = NULL;
   char err[512] = "";
   if (km_bytes_table_build(m, &p, &t, err, sizeof err) == 0) km_table_free(t);

@@ -11,13 +11,19 @@
 #include "bytes_table.h"
 #include "model.h"
 
-/* A loader that accepts a model must leave every field it fills positive and in range. */
+/* A loader that accepts a model must leave every field it fills positive and in range (the attention shape
+ * only when some layer has attention: a pure state-space model has none). */
 static void check_model(const km_model *m) {
-  if (m->num_layers <= 0 || m->num_layers > KM_MODEL_MAX_LAYERS || m->num_attention_heads <= 0 ||
-      m->num_kv_heads <= 0 || m->head_dim <= 0 || (m->dtype_bytes != 2 && m->dtype_bytes != 4))
+  int kv = 0;
+  if (m->num_layers <= 0 || m->num_layers > KM_MODEL_MAX_LAYERS || m->dtype_bytes != 2 || m->max_model_len < 1)
     abort();
-  for (int i = 0; i < m->num_layers; i++)
+  for (int i = 0; i < m->num_layers; i++) {
     if (m->layer_kind[i] < 0 || m->layer_kind[i] >= KM_LAYER_KIND_COUNT) abort();
+    kv += km_layer_has_kv(m->layer_kind[i]);
+  }
+  if (kv && (m->num_attention_heads <= 0 || m->num_kv_heads <= 0 || m->head_dim <= 0 ||
+             m->num_attention_heads % m->num_kv_heads != 0))
+    abort();
   if (memchr(m->name, '\0', sizeof m->name) == NULL) abort();
 }
 

@@ -49,15 +49,6 @@ static int usage_error(const char *msg) {
   return KM_EXIT_USAGE;
 }
 
-static void bytes_params_from_options(const km_options *o, km_bytes_params *p) {
-  km_bytes_params_default(p);
-  p->kv_budget = o->kv_budget;
-  p->max_model_len = o->max_model_len;
-  p->block_size = o->block_size;
-  p->host_budget = o->host_budget;
-  p->kv_dtype_bytes = o->kv_dtype_bytes;
-}
-
 /* Everything that can be wrong with the input, checked with no GPU. */
 static int check_arguments(km_app *a, int argc, char **argv) {
   km_options_default(&a->opts);
@@ -67,10 +58,16 @@ static int check_arguments(km_app *a, int argc, char **argv) {
     return usage_error(a->err);
   const char *model = a->opts.model_path ? a->opts.model_path : "qwen3-8b";
   if (km_model_resolve(model, &a->model, a->err, sizeof a->err)) return usage_error(a->err);
-  bytes_params_from_options(&a->opts, &a->bytes_params);
+  km_bytes_params_from_options(&a->opts, &a->bytes_params);
   km_table *probe = NULL;
   if (km_bytes_table_build(&a->model, &a->bytes_params, &probe, a->err, sizeof a->err)) return usage_error(a->err);
   km_table_free(probe);
+  if (a->opts.tables != KM_TABLES_BYTES && !a->opts.list && a->model.num_kv_heads <= 0) {
+    /* the measured cases size their buffers from the model's KV heads */
+    snprintf(a->err, sizeof a->err, "--model %s has no attention layers: the measured cases need a KV shape (use "
+             "--table bytes)", model);
+    return usage_error(a->err);
+  }
   if (a->opts.json_path && km_output_check_writable(a->opts.json_path, "--json", a->err, sizeof a->err))
     return usage_error(a->err);
   if (a->opts.params_path && km_output_check_writable(a->opts.params_path, "--params", a->err, sizeof a->err))
@@ -163,8 +160,8 @@ static int write_json_file(km_app *a, int with_gpu) {
   return rc;
 }
 
-static int write_params_file(km_app *a) {
-  cJSON *gpu = km_context_gpu_json(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings);
+static int write_params_file(km_app *a, int with_gpu) {
+  cJSON *gpu = km_context_gpu_json(&a->gpu, a->ctx.nvml, a->opts.smoke || !with_gpu ? NULL : &a->ctx.ceilings);
   int rc = km_params_write(a->opts.params_path, &a->results, &a->model, &a->bytes_params, gpu, a->err, sizeof a->err);
   cJSON_Delete(gpu);
   if (rc) fprintf(stderr, "micro: %s\n", a->err);
@@ -194,14 +191,22 @@ static int run_bytes_only(km_app *a) {
   return rc;
 }
 
-static int no_device(km_app *a, int *count) {
+/* 1 when there is no usable device, with the reason in why. */
+static int no_device(int *count, const char **why) {
   cudaError_t e = cudaGetDeviceCount(count);
   if (e != cudaSuccess || *count == 0) {
-    fprintf(stderr, "no CUDA device: %s; --list, --help and --table bytes work without one\n",
-            e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+    *count = 0;
+    *why = e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none";
     return 1;
   }
   return 0;
+}
+
+/* Every selected case is CPU work (KM_CASE_HOST_ONLY): the run needs no device. */
+static int selection_host_only(const km_selection *s) {
+  for (size_t i = 0; i < s->count; i++)
+    if (!(s->cases[i]->flags & KM_CASE_HOST_ONLY)) return 0;
+  return s->count > 0;
 }
 
 /* Bind this thread to the GPU's nearest cpuset, so first-touch host memory lands on its NUMA node. */
@@ -212,13 +217,20 @@ static void bind_near_gpu(km_app *a) {
     fprintf(stderr, "note: could not bind to the GPU's cpuset; host buffers may sit on another NUMA node\n");
 }
 
-static int setup_device(km_app *a) {
+/* What every run needs, with a device or without one (host-only cases): the options, the model, the
+ * sample count and the seeds. */
+static void setup_run(km_app *a) {
   km_run_ctx *c = &a->ctx;
   c->opts = &a->opts;
   c->model = &a->model;
-  c->device = a->opts.device;
   c->samples = a->opts.smoke ? 1 : a->opts.quick ? KM_SAMPLES_QUICK : KM_SAMPLES_DEFAULT;
   c->seed_base = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+}
+
+static int setup_device(km_app *a) {
+  km_run_ctx *c = &a->ctx;
+  setup_run(a);
+  c->device = a->opts.device;
   cudaError_t e = cudaSetDevice(c->device);
   if (e == cudaSuccess) e = cudaGetDeviceProperties(&c->prop, c->device);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
@@ -273,7 +285,7 @@ static void on_run(const gb_run *run, void *user) {
 
 static void add_gb_context(km_app *a) {
   char buf[64];
-  gb_add_context("gpu", a->gpu.name);
+  if (a->gpu.name[0]) gb_add_context("gpu", a->gpu.name); /* not in a host-only run */
   if (a->gpu.ceiling_gbps > 0) { /* not in a smoke run */
     const struct { const char *key; double gbps; } ceilings[] = {{"ceiling_gbps", a->ctx.ceilings.c.copy_gbps},
                                                                  {"ceiling_read_gbps", a->ctx.ceilings.c.read_gbps},
@@ -291,12 +303,17 @@ static void add_gb_context(km_app *a) {
   gb_add_context("kvmicro_revision", km_build_revision());
 }
 
-static int run_benchmarks(km_app *a) {
+static int run_benchmarks(km_app *a, int with_device) {
   int human = a->opts.format == KM_FORMAT_TEXT || a->opts.format == KM_FORMAT_MARKDOWN;
   FILE *info = human ? stdout : stderr;
-  int rc = setup_device(a);
-  if (rc) return rc;
-  km_context_print_banner(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings, a->ctx.topo, info);
+  if (with_device) {
+    int rc = setup_device(a);
+    if (rc) return rc;
+    km_context_print_banner(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings, a->ctx.topo, info);
+  } else {
+    setup_run(a);
+    fprintf(info, "host     no CUDA device: host-only cases, timed with the host clock\n");
+  }
   if (a->opts.smoke)
     fprintf(info, "smoke    each case verified, then one warm-up and one timed launch; working sets cut to %zu MiB:\n"
                   "         the times below are not measurements\n",
@@ -325,8 +342,8 @@ static int run_benchmarks(km_app *a) {
     if (human) fputc('\n', stdout);
     print_bytes_table(a, stdout);
   }
-  if (a->opts.json_path && write_json_file(a, 1)) return KM_EXIT_FAILED;
-  if (a->opts.params_path && write_params_file(a)) return KM_EXIT_FAILED;
+  if (a->opts.json_path && write_json_file(a, with_device)) return KM_EXIT_FAILED;
+  if (a->opts.params_path && write_params_file(a, with_device)) return KM_EXIT_FAILED;
   if (a->ctx.errors) fprintf(stderr, "micro: %d case(s) failed their check or a CUDA call\n", a->ctx.errors);
   if (a->ctx.not_run) {
     fprintf(stderr, "micro: interrupted: %d case(s) not measured; what finished was written, marked incomplete\n",
@@ -336,7 +353,8 @@ static int run_benchmarks(km_app *a) {
   return a->ctx.errors ? KM_EXIT_FAILED : KM_EXIT_OK;
 }
 
-static void app_free(km_app *a) {
+static void app_free(km_app *a) { /* after gb_shutdown: the registrations are Google Benchmark's until then */
+  km_bench_registrations_free(&a->ctx);
   km_selection_free(&a->sel);
   km_filter_free(a->filter);
   km_results_free(&a->results);
@@ -345,7 +363,21 @@ static void app_free(km_app *a) {
   km_nvml_close(a->ctx.nvml);
 }
 
-int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables) {
+/* The command whose flag (alone or as FLAG=VALUE) is on the command line, or NULL. */
+static const km_command *command_wanted(int argc, char **argv, const km_command *const *commands, size_t n) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    for (size_t c = 0; c < n; c++) {
+      size_t len = strlen(commands[c]->flag);
+      if (strncmp(argv[i], commands[c]->flag, len) == 0 && (argv[i][len] == '\0' || argv[i][len] == '='))
+        return commands[c];
+    }
+  return NULL;
+}
+
+int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables,
+                const km_command *const *commands, size_t ncommands) {
+  const km_command *command = command_wanted(argc, argv, commands, ncommands);
+  if (command) return command->main(argc, argv);
   km_app *a = calloc(1, sizeof *a);
   if (!a) return usage_error("out of memory");
   a->tables = tables;
@@ -353,6 +385,8 @@ int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_
   int rc = check_arguments(a, argc, argv);
   if (rc == 0 && a->opts.help) {
     km_options_usage(stdout);
+    if (ncommands) fputs("\ncommands (each runs instead of the suite, with no GPU)\n", stdout);
+    for (size_t c = 0; c < ncommands; c++) fputs(commands[c]->usage, stdout);
   } else if (rc == 0 && a->opts.version) {
     km_version_print("micro", stdout);
   } else if (rc == 0 && a->opts.list) {
@@ -361,16 +395,21 @@ int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_
     rc = run_bytes_only(a);
   } else if (rc == 0) {
     int count = 0;
+    const char *why = NULL;
     if (a->sel.count == 0) {
       rc = usage_error("no case matches --filter (see --list)");
-    } else if (no_device(a, &count)) {
+    } else if (no_device(&count, &why) && selection_host_only(&a->sel)) {
+      rc = run_benchmarks(a, 0);
+    } else if (count == 0) {
+      fprintf(stderr, "no CUDA device: %s; --list, --help, --table bytes and a --filter that selects only host-only "
+              "cases work without one\n", why);
       rc = KM_EXIT_NO_DEVICE;
     } else if (a->opts.device >= count) {
       snprintf(a->err, sizeof a->err, "--device %d: only %d CUDA device(s) present (0..%d)", a->opts.device, count,
                count - 1);
       rc = usage_error(a->err);
     } else {
-      rc = run_benchmarks(a);
+      rc = run_benchmarks(a, 1);
     }
   }
   gb_shutdown();

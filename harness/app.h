@@ -6,7 +6,9 @@
 
 #include "registry.h"
 
-/* Returns the exit status: 0 ok, 1 a case failed, 2 bad input, 3 no CUDA device. */
-int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables);
+/* Returns the exit status: 0 ok, 1 a case failed, 2 bad input, 3 no CUDA device. A command whose flag
+ * is on the command line runs instead of the suite; --help lists the commands after the flags. */
+int km_app_main(int argc, char **argv, const km_case_table *const *tables, size_t ntables,
+                const km_command *const *commands, size_t ncommands);
 
 #endif

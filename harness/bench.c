@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "gbench_shim.h"
+#include "host_timer.h"
 #include "interrupt.h"
 #include "nvml.h"
 #include "row_figures.h"
@@ -45,6 +46,7 @@ typedef struct km_registered {
 } km_registered;
 
 /* ---- settings */
+static int host_only(const km_bench *b) { return (b->c->flags & KM_CASE_HOST_ONLY) != 0; }
 int km_bench_quick(const km_bench *b) { return b->ctx->opts->quick; }
 int km_bench_verify_enabled(const km_bench *b) { return b->ctx->opts->verify; }
 const km_model *km_bench_model(const km_bench *b) { return b->ctx->model; }
@@ -210,7 +212,7 @@ void *km_bench_pinned_alloc(km_bench *b, size_t bytes) {
 }
 
 static void release_all(km_bench *b) {
-  cudaStreamSynchronize(b->ctx->stream);
+  if (!host_only(b)) cudaStreamSynchronize(b->ctx->stream);
   for (size_t i = b->ndeferred; i-- > 0;) b->deferred[i].fn(b->deferred[i].arg);
   free(b->deferred);
   b->deferred = NULL;
@@ -243,17 +245,25 @@ static void set_state_counters(km_bench *b, const km_gpu_state *before, const km
   gb_counter(b->st, "throttled", km_throttled(before, after) ? 1.0 : 0.0);
 }
 
-static void set_row_counters(km_bench *b, const km_stats *s, const km_timer *t, const km_work *w) {
+/* How the samples were taken, for the row's counters: the batch, graph replay, the shortest sample. */
+typedef struct sample_shape {
+  int batch, graph;
+  double shortest_sample_s;
+} sample_shape;
+
+/* A host-only row is no share of a device ceiling and never L2-resident on the device. */
+static void set_row_counters(km_bench *b, const km_stats *s, const sample_shape *shape, const km_work *w) {
   km_row_figures f;
-  km_row_figures_compute(w, s->median, b->rotated_bytes, &b->ctx->ceilings.c, km_bench_l2_bytes(b), b->ctx->shares,
-                         &f);
+  const int host = host_only(b);
+  km_row_figures_compute(w, s->median, b->rotated_bytes, &b->ctx->ceilings.c, host ? 0 : km_bench_l2_bytes(b),
+                         host ? 0 : b->ctx->shares, &f);
   km_row_figures_emit(&f, emit_counter, b->st);
   gb_counter(b->st, "cv", s->cv);
   gb_counter(b->st, "noisy", km_stats_noisy(s) ? 1.0 : 0.0);
   gb_counter(b->st, "samples", (double)s->n);
-  gb_counter(b->st, "batch", (double)t->batch);
-  gb_counter(b->st, "graph", km_timer_graph(t) ? 1.0 : 0.0);
-  gb_counter(b->st, "min_sample_us", t->shortest_sample_s * 1e6);
+  gb_counter(b->st, "batch", (double)shape->batch);
+  gb_counter(b->st, "graph", shape->graph ? 1.0 : 0.0);
+  gb_counter(b->st, "min_sample_us", shape->shortest_sample_s * 1e6);
   gb_counter(b->st, "verified", b->verified ? 1.0 : 0.0);
 }
 
@@ -282,31 +292,59 @@ static int interrupted(km_bench *b) {
   return 1;
 }
 
-double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work) {
-  if (!km_bench_ok(b)) return 0.0;
+/* Both clocks: a timer that gives one sample (seconds per instance) at a time, and how it takes them. */
+typedef struct sampler {
+  int (*sample)(void *timer, double *seconds, char *err, size_t errlen);
+  void (*shape)(const void *timer, sample_shape *out);
+  void *timer;
+} sampler;
+
+static int cuda_sample(void *timer, double *seconds, char *err, size_t errlen) {
+  return km_timer_sample(timer, seconds, err, errlen);
+}
+
+static void cuda_shape(const void *timer, sample_shape *out) {
+  const km_timer *t = timer;
+  *out = (sample_shape){t->batch, km_timer_graph(t), t->shortest_sample_s};
+}
+
+static int host_sample(void *timer, double *seconds, char *err, size_t errlen) {
+  return km_host_timer_sample(timer, seconds, err, errlen);
+}
+
+static void host_shape(const void *timer, sample_shape *out) {
+  const km_host_timer *t = timer;
+  *out = (sample_shape){t->batch, 0, t->shortest_sample_s};
+}
+
+static double min_sample_seconds(const km_bench *b) { return km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS; }
+
+static int measure_allowed(km_bench *b) {
+  if (!km_bench_ok(b)) return 0;
   if (b->measured) {
     km_bench_fail(b, "km_bench_measure called twice in one case");
-    return 0.0;
+    return 0;
   }
   if (!b->verified && km_bench_verify_enabled(b)) {
     km_bench_fail(b, "case timed before it was verified");
-    return 0.0;
+    return 0;
   }
   b->measured = 1;
-  km_timer t;
+  return 1;
+}
+
+/* Samples while Google Benchmark keeps the loop running (the GPU's state sampled around them on a device
+ * row); the row's counters from their statistics. Returns the median (0 on failure). */
+static double measure_samples(km_bench *b, const sampler *sm, const km_work *work) {
   char err[256];
-  const double min_sample = km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS;
-  if (km_timer_init_rotating(&t, b->ctx->stream, fn, arg, min_sample, b->rotation, err, sizeof err) != 0) {
-    km_bench_fail(b, "%s", err);
-    return 0.0;
-  }
   sample_list l = {NULL, 0, 0};
   km_gpu_state before, after;
-  km_nvml_sample(b->ctx->nvml, &before);
+  const int device = !host_only(b);
+  if (device) km_nvml_sample(b->ctx->nvml, &before);
   while (gb_keep_running(b->st)) {
     double sec = 0.0;
     if (interrupted(b)) break;
-    if (km_timer_sample(&t, &sec, err, sizeof err) != 0) {
+    if (sm->sample(sm->timer, &sec, err, sizeof err) != 0) {
       km_bench_fail(b, "%s", err);
       gb_skip_with_error(b->st, b->message);
       break;
@@ -318,19 +356,46 @@ double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work 
       break;
     }
   }
-  km_nvml_sample(b->ctx->nvml, &after);
+  if (device) km_nvml_sample(b->ctx->nvml, &after);
   km_stats s;
   double median = 0.0;
   if (km_bench_ok(b) && km_stats_compute(l.v, l.n, &s) == 0) {
-    set_row_counters(b, &s, &t, work);
-    set_state_counters(b, &before, &after);
+    sample_shape shape;
+    sm->shape(sm->timer, &shape);
+    set_row_counters(b, &s, &shape, work);
+    if (device) set_state_counters(b, &before, &after);
     median = s.median;
   } else if (km_bench_ok(b)) {
     km_bench_fail(b, "no timing samples were taken");
   }
   free(l.v);
+  return median;
+}
+
+double km_bench_measure(km_bench *b, km_enqueue_fn fn, void *arg, const km_work *work) {
+  if (!measure_allowed(b)) return 0.0;
+  km_timer t;
+  char err[256];
+  if (km_timer_init_rotating(&t, b->ctx->stream, fn, arg, min_sample_seconds(b), b->rotation, err, sizeof err) != 0) {
+    km_bench_fail(b, "%s", err);
+    return 0.0;
+  }
+  const sampler sm = {cuda_sample, cuda_shape, &t};
+  double median = measure_samples(b, &sm, work);
   km_timer_destroy(&t);
   return median;
+}
+
+double km_bench_measure_host(km_bench *b, km_host_fn fn, void *arg, const km_work *work) {
+  if (!measure_allowed(b)) return 0.0;
+  km_host_timer t;
+  char err[256];
+  if (km_host_timer_init(&t, fn, arg, min_sample_seconds(b), err, sizeof err) != 0) {
+    km_bench_fail(b, "%s", err);
+    return 0.0;
+  }
+  const sampler sm = {host_sample, host_shape, &t};
+  return measure_samples(b, &sm, work);
 }
 
 /* ---- stages */
@@ -365,19 +430,26 @@ static int time_isolated(km_bench *b, km_enqueue_fn fn, void *arg, sample_list *
   return -1;
 }
 
-static int time_batched(km_bench *b, km_enqueue_fn fn, void *arg, sample_list *l, int n, char *err, size_t errlen) {
-  km_timer t;
-  const double min_sample = km_bench_smoke(b) ? 0.0 : KM_MIN_SAMPLE_SECONDS;
-  if (km_timer_init_rotating(&t, b->ctx->stream, fn, arg, min_sample, b->rotation, err, errlen) != 0) return -1;
+/* n samples from a calibrated timer of either clock. */
+static int take_samples(const sampler *sm, sample_list *l, int n, char *err, size_t errlen) {
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
     double sec = 0.0;
-    rc = km_timer_sample(&t, &sec, err, errlen);
+    rc = sm->sample(sm->timer, &sec, err, errlen);
     if (rc == 0 && sample_push(l, sec) != 0) {
       snprintf(err, errlen, "out of host memory keeping samples");
       rc = -1;
     }
   }
+  return rc;
+}
+
+static int time_batched(km_bench *b, km_enqueue_fn fn, void *arg, sample_list *l, int n, char *err, size_t errlen) {
+  km_timer t;
+  if (km_timer_init_rotating(&t, b->ctx->stream, fn, arg, min_sample_seconds(b), b->rotation, err, errlen) != 0)
+    return -1;
+  const sampler sm = {cuda_sample, cuda_shape, &t};
+  int rc = take_samples(&sm, l, n, err, errlen);
   km_timer_destroy(&t);
   return rc;
 }
@@ -458,6 +530,20 @@ int km_bench_measure_stage_sampled(km_bench *b, const char *name, km_sample_fn f
   return stage_report(b, name, &l, e == cudaSuccess ? 0 : -1, err, sizeof err, work, out);
 }
 
+int km_bench_measure_host_stage(km_bench *b, const char *name, km_host_fn fn, void *arg, const km_work *work,
+                                km_stage *out) {
+  if (!stage_allowed(b, name)) return -1;
+  sample_list l = {NULL, 0, 0};
+  char err[256] = "";
+  km_host_timer t;
+  int rc = km_host_timer_init(&t, fn, arg, min_sample_seconds(b), err, sizeof err);
+  if (rc == 0) {
+    const sampler sm = {host_sample, host_shape, &t};
+    rc = take_samples(&sm, &l, stage_sample_count(b), err, sizeof err);
+  }
+  return stage_report(b, name, &l, rc, err, sizeof err, work, out);
+}
+
 double km_bench_stage_us(km_bench *b, const char *name, km_enqueue_fn fn, void *arg) {
   km_work w;
   memset(&w, 0, sizeof w);
@@ -474,9 +560,11 @@ static void run_case(gb_state *st, void *arg) {
   b.c = r->c;
   b.st = st;
   if (!interrupted(&b)) r->c->run(&b, r->c->params);
-  cudaError_t sticky = cudaStreamSynchronize(b.ctx->stream);
-  if (sticky == cudaSuccess) sticky = cudaGetLastError();
-  if (sticky != cudaSuccess) km_bench_fail(&b, "CUDA error after the case: %s", cudaGetErrorString(sticky));
+  if (!host_only(&b)) { /* a host-only case may run where there is no device */
+    cudaError_t sticky = cudaStreamSynchronize(b.ctx->stream);
+    if (sticky == cudaSuccess) sticky = cudaGetLastError();
+    if (sticky != cudaSuccess) km_bench_fail(&b, "CUDA error after the case: %s", cudaGetErrorString(sticky));
+  }
   if (!b.failed && !b.skipped && !b.measured) km_bench_fail(&b, "the case returned without measuring");
   if (b.failed) {
     fprintf(stderr, "%s: %s\n", r->c->name, b.message);
@@ -493,10 +581,24 @@ static void run_case(gb_state *st, void *arg) {
 }
 
 int km_bench_register(km_run_ctx *ctx, const km_case *c) {
-  km_registered *r = malloc(sizeof *r); /* lives until the process exits, as the registration does */
-  if (!r) return -1;
+  km_registered *r = malloc(sizeof *r); /* lives as long as the registration: km_bench_registrations_free */
+  void **grown = realloc(ctx->registrations, (ctx->nregistrations + 1) * sizeof *grown);
+  if (!r || !grown) {
+    free(r);
+    if (grown) ctx->registrations = grown;
+    return -1;
+  }
+  ctx->registrations = grown;
+  ctx->registrations[ctx->nregistrations++] = r;
   r->ctx = ctx;
   r->c = c;
   long long iterations = ctx->opts->min_time > 0 ? 0 : ctx->samples;
   return gb_register(c->name, run_case, r, ctx->opts->repetitions, ctx->opts->min_time, iterations);
+}
+
+void km_bench_registrations_free(km_run_ctx *ctx) {
+  for (size_t i = 0; i < ctx->nregistrations; i++) free(ctx->registrations[i]);
+  free(ctx->registrations);
+  ctx->registrations = NULL;
+  ctx->nregistrations = 0;
 }

@@ -124,6 +124,17 @@ typedef cudaError_t (*km_sample_fn)(void *arg, cudaStream_t stream, double *seco
 int km_bench_measure_stage_sampled(km_bench *b, const char *name, km_sample_fn fn, void *arg, const km_work *work,
                                    km_stage *out);
 
+/* CPU work of a case flagged KM_CASE_HOST_ONLY: fn does one instance (0 ok, non-zero a failure), `rep`
+ * counts calls. Timed like km_bench_measure with the host clock (the same loop); the same counters, less
+ * the shares of the device ceilings and the GPU state. Returns the median in seconds per instance (0 on
+ * failure). */
+typedef int (*km_host_fn)(void *arg, int rep);
+double km_bench_measure_host(km_bench *b, km_host_fn fn, void *arg, const km_work *work);
+/* A stage of CPU work beside a row (hashing what a reused block saves), timed with the host clock like
+ * km_bench_measure_host; the same counters and return as km_bench_measure_stage. */
+int km_bench_measure_host_stage(km_bench *b, const char *name, km_host_fn fn, void *arg, const km_work *work,
+                                km_stage *out);
+
 /* Extra figures: accuracy, recall, stage times. Shown as counters and stored in the results. */
 void km_bench_counter(km_bench *b, const char *name, double value);
 void km_bench_label(km_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -14,7 +14,8 @@ void km_options_default(km_options *o) {
   o->verify = 1;
   o->format = KM_FORMAT_TEXT;
   o->kv_budget = 58987118592.0; /* the source rig's KV memory: 400,032 tokens x 147,456 B */
-  o->max_model_len = 40960;
+  o->max_model_len = 0;         /* the model's own, as vLLM derives it (40,960 for qwen3-8b) */
+  o->max_num_batched_tokens = 8192; /* vllm serve's default with chunked prefill */
   o->block_size = 16;
 }
 
@@ -83,10 +84,17 @@ void km_options_usage(FILE *out) {
       "model shape and the byte table\n"
       "  --model NAME|PATH   embedded preset (default qwen3-8b) or a Hugging Face config.json\n"
       "  --kv-budget BYTES   KV cache bytes (default 58987118592; K/M/G/T or KiB/MiB/GiB/TiB)\n"
-      "  --max-model-len N   tokens per request (default 40960)\n"
-      "  --block-size N      tokens per KV block (default 16)\n"
+      "  --max-model-len N   tokens per request (default: what vLLM derives from the config; 40960 for\n"
+      "                      qwen3-8b); above the model's own it is refused unless\n"
+      "  --allow-long-max-model-len  accepts it (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 does)\n"
+      "  --max-num-batched-tokens N  tokens per scheduler step (default 8192): a sliding-window layer\n"
+      "                      reserves window - 1 + N tokens per request\n"
+      "  --block-size N      tokens per KV block (default 16; hybrid models get vLLM's larger block)\n"
       "  --host-budget BYTES host memory for offloading (default 0)\n"
-      "  --kv-dtype bf16|fp16|fp32  KV element type (default: the model's)\n"
+      "  --kv-dtype NAME     vLLM's --kv-cache-dtype: auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2,\n"
+      "                      fp8_per_token_head or turboquant_3bit_nc (default auto)\n"
+      "  --mamba-ssm-dtype NAME  vLLM's --mamba-ssm-cache-dtype: auto, float32, bfloat16 or float16\n"
+      "                      (default auto: the model's vLLM default, float32 for Nemotron-H)\n"
       "\n"
       "  --help              this text\n"
       "  --version           revision, build type, CUDA architectures and Google Benchmark version\n"
@@ -149,6 +157,7 @@ static int parse_one(int argc, char **argv, int *i, km_options *o, char *err, si
   if (strcmp(a, "--quick") == 0) return o->quick = 1, 0;
   if (strcmp(a, "--no-verify") == 0) return o->verify = 0, 0;
   if (strcmp(a, "--smoke") == 0) return o->smoke = 1, 0;
+  if (strcmp(a, "--allow-long-max-model-len") == 0) return o->allow_long_max_model_len = 1, 0;
   if (flag_is(a, "--filter")) {
     v = value_of(argc, argv, i, "--filter", a);
     if (!v || !*v) return bad(err, errlen, "--filter", v, "expected a regular expression");
@@ -205,11 +214,20 @@ static int parse_one(int argc, char **argv, int *i, km_options *o, char *err, si
   if (flag_is(a, "--host-budget")) return parse_size_flag("--host-budget", value_of(argc, argv, i, "--host-budget", a), &o->host_budget, 1, err, errlen);
   if (flag_is(a, "--max-model-len")) return parse_count_flag("--max-model-len", value_of(argc, argv, i, "--max-model-len", a), &o->max_model_len, err, errlen);
   if (flag_is(a, "--block-size")) return parse_count_flag("--block-size", value_of(argc, argv, i, "--block-size", a), &o->block_size, err, errlen);
+  if (flag_is(a, "--max-num-batched-tokens"))
+    return parse_count_flag("--max-num-batched-tokens", value_of(argc, argv, i, "--max-num-batched-tokens", a),
+                            &o->max_num_batched_tokens, err, errlen);
   if (flag_is(a, "--kv-dtype")) {
     v = value_of(argc, argv, i, "--kv-dtype", a);
-    if (v && (strcmp(v, "bf16") == 0 || strcmp(v, "fp16") == 0)) o->kv_dtype_bytes = 2;
-    else if (v && strcmp(v, "fp32") == 0) o->kv_dtype_bytes = 4;
-    else return bad(err, errlen, "--kv-dtype", v, "expected bf16, fp16 or fp32");
+    if (!v || km_kv_dtype_parse(v, &o->kv_dtype) != 0)
+      return bad(err, errlen, "--kv-dtype", v, "expected auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, "
+                 "fp8_per_token_head or turboquant_3bit_nc");
+    return 0;
+  }
+  if (flag_is(a, "--mamba-ssm-dtype")) {
+    v = value_of(argc, argv, i, "--mamba-ssm-dtype", a);
+    if (!v || km_ssm_dtype_parse(v, &o->mamba_ssm_dtype) != 0)
+      return bad(err, errlen, "--mamba-ssm-dtype", v, "expected auto, float32, bfloat16 or float16");
     return 0;
   }
   snprintf(err, errlen, "unknown flag '%s' (see --help)", a);
@@ -246,4 +264,16 @@ int km_options_parse(int argc, char **argv, km_options *o, char *err, size_t err
     if (rc) return rc;
   }
   return o->smoke && !o->help && !o->version && !o->list ? smoke_conflicts(o, err, errlen) : 0;
+}
+
+void km_bytes_params_from_options(const km_options *o, km_bytes_params *p) {
+  km_bytes_params_default(p);
+  p->kv_budget = o->kv_budget;
+  p->max_model_len = o->max_model_len;
+  p->allow_long_max_model_len = o->allow_long_max_model_len;
+  p->max_num_batched_tokens = o->max_num_batched_tokens;
+  p->block_size = o->block_size;
+  p->host_budget = o->host_budget;
+  p->kv_dtype = o->kv_dtype;
+  p->mamba_ssm_dtype = o->mamba_ssm_dtype;
 }

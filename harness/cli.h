@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "bytes_table.h"
 #include "table.h"
 
 enum {
@@ -32,10 +33,13 @@ typedef struct km_options {
   const char *params_path; /* --params PATH */
   const char *model_path;  /* --model PRESET|PATH */
   double kv_budget;        /* --kv-budget BYTES */
-  long long max_model_len; /* --max-model-len N */
+  long long max_model_len; /* --max-model-len N (0: what vLLM derives from the model's config) */
+  int allow_long_max_model_len; /* --allow-long-max-model-len */
+  long long max_num_batched_tokens; /* --max-num-batched-tokens N */
   long long block_size;    /* --block-size N */
   double host_budget;      /* --host-budget BYTES (0: none) */
-  int kv_dtype_bytes;      /* --kv-dtype bf16|fp16|fp32 (0: the model's own) */
+  km_kv_dtype kv_dtype;    /* --kv-dtype NAME (vLLM's --kv-cache-dtype) */
+  km_ssm_dtype mamba_ssm_dtype; /* --mamba-ssm-dtype NAME (vLLM's --mamba-ssm-cache-dtype) */
   int gb_argc;             /* flags after "--", passed to Google Benchmark */
   char **gb_argv;
 } km_options;
@@ -44,6 +48,8 @@ void km_options_default(km_options *o);
 /* 0: parsed; KM_EXIT_USAGE with a one-line message in err. argv is not modified. */
 int km_options_parse(int argc, char **argv, km_options *o, char *err, size_t errlen);
 void km_options_usage(FILE *out);
+/* The byte table's inputs from the command line (the rest at their defaults). */
+void km_bytes_params_from_options(const km_options *o, km_bytes_params *p);
 
 /* Sizes: integer or decimal with K/M/G/T (powers of 1000) or KiB/MiB/GiB/TiB (powers of 1024),
  * optional trailing B. 0 ok, -1 malformed, -2 zero or negative. */

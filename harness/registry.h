@@ -16,6 +16,7 @@ enum km_case_flags {
   KM_CASE_BASELINE = 1u << 1,       /* what a user would use instead (named baseline/...) */
   KM_CASE_REPRESENTATIVE = 1u << 2, /* the model shape's case: shown in the latency table */
   KM_CASE_HOST_MEMORY = 1u << 3,    /* moves bytes over PCIe: its share is of the link, not of HBM */
+  KM_CASE_HOST_ONLY = 1u << 4,      /* CPU work timed with the host clock: runs with no CUDA device */
 };
 
 /* A case's place on a sweep a simulator can fit (reports/PARAMS.md, harness/params.c). Optional: a case
@@ -54,6 +55,14 @@ typedef struct km_case_table {
   /* Kernels this family offers as start-up ceilings (harness/ceiling.h), or NULL. */
   const struct km_ceiling_set *ceilings;
 } km_case_table;
+
+/* A family's command, run instead of the suite when its flag is on the command line (e.g. a simulator
+ * that needs no GPU): `micro FLAG ...`. It parses the whole command line itself. */
+typedef struct km_command {
+  const char *flag;  /* e.g. "--prefix-sim" */
+  const char *usage; /* its lines for micro --help, each indented two spaces and ending in '\n' */
+  int (*main)(int argc, char **argv); /* returns the exit status (0 ok, 2 bad input) */
+} km_command;
 
 /* Filter with Google Benchmark's semantics: a regular expression searched in the name,
  * a leading '-' negates it. Returns 0 on success, -1 (with a message in err) for a bad regex. */

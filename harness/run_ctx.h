@@ -44,9 +44,13 @@ typedef struct km_run_ctx {
   int errors;                  /* cases that failed their check or a CUDA call */
   int skips;
   int not_run;                 /* cases a SIGINT stopped or kept from running */
+  void **registrations;        /* what km_bench_register handed Google Benchmark */
+  size_t nregistrations;
 } km_run_ctx;
 
 /* Register one case with Google Benchmark; the harness wraps it in a km_bench. */
 int km_bench_register(km_run_ctx *ctx, const km_case *c);
+/* Free what the registrations hold, once Google Benchmark has shut down. */
+void km_bench_registrations_free(km_run_ctx *ctx);
 
 #endif

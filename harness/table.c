@@ -33,7 +33,8 @@ km_table *km_table_new(const char *title, const km_column *cols, size_t ncols) {
   t->title = dup_str(title ? title : "");
   t->ncols = ncols;
   t->cols = malloc(ncols * sizeof *cols);
-  if (!t->cols || !t->title) {
+  t->text_mode = calloc(ncols ? ncols : 1, sizeof *t->text_mode);
+  if (!t->cols || !t->title || !t->text_mode) {
     km_table_free(t);
     return NULL;
   }
@@ -58,6 +59,8 @@ void km_table_free(km_table *t) {
     for (size_t c = 0; c < t->ncols; c++) free(cell_at(t, r, c)->text);
     free(t->group[r]);
   }
+  for (size_t i = 0; i < t->ncaption; i++) free(t->caption[i]);
+  free(t->caption);
   free(t->cells);
   free(t->group);
   for (size_t c = 0; t->cols && c < t->ncols; c++) {
@@ -65,6 +68,7 @@ void km_table_free(km_table *t) {
     free((char *)t->cols[c].title);
   }
   free(t->cols);
+  free(t->text_mode);
   free(t->title);
   free(t);
 }
@@ -107,6 +111,23 @@ void km_table_set_integer(km_table *t, size_t row, size_t col, double v) {
   if (isfinite(v)) cell_at(t, row, col)->kind = KM_CELL_INTEGER;
 }
 
+void km_table_set_text_mode(km_table *t, size_t col, km_text_mode mode) {
+  if (col < t->ncols) t->text_mode[col] = mode;
+}
+
+void km_table_add_caption(km_table *t, const char *line) {
+  char **c = realloc(t->caption, (t->ncaption + 1) * sizeof *c);
+  if (!c) abort(); /* a few lines: failing here means the process is out of memory */
+  t->caption = c;
+  t->caption[t->ncaption++] = dup_str(line ? line : "");
+}
+
+cJSON *km_table_caption_json(const km_table *t) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; a && i < t->ncaption; i++) cJSON_AddItemToArray(a, cJSON_CreateString(t->caption[i]));
+  return a;
+}
+
 /* Numbers with thousands separators in text and markdown (147,456), plain in CSV and JSON. */
 static void format_cell(const km_cell *c, int grouped, char *buf, size_t len) {
   if (c->kind == KM_CELL_EMPTY) {
@@ -144,10 +165,10 @@ static int differs(const char *a, const char *b) {
   return strcmp(a, b) != 0;
 }
 
-/* Markdown for documents: every cell in full, one header row. */
+/* Markdown for documents: the caption, every cell in full, one header row. */
 static void print_markdown(const km_table *t, FILE *out) {
   size_t *w = calloc(t->ncols, sizeof *w);
-  char buf[512];
+  char buf[1024];
   if (!w) return;
   for (size_t c = 0; c < t->ncols; c++) w[c] = strlen(t->cols[c].title);
   for (size_t r = 0; r < t->nrows; r++)
@@ -156,6 +177,8 @@ static void print_markdown(const km_table *t, FILE *out) {
       if (strlen(buf) > w[c]) w[c] = strlen(buf);
     }
   if (t->title[0]) fprintf(out, "### %s\n\n", t->title);
+  for (size_t i = 0; i < t->ncaption; i++) fprintf(out, "%s  \n", t->caption[i]);
+  if (t->ncaption) fputc('\n', out);
   fprintf(out, "| ");
   for (size_t c = 0; c < t->ncols; c++) fprintf(out, "%s%-*s", c ? " | " : "", (int)w[c], t->cols[c].title);
   fprintf(out, " |\n|");
@@ -237,6 +260,7 @@ void km_table_print(const km_table *t, km_format f, FILE *out) {
     case KM_FORMAT_JSON: {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "title", t->title);
+      if (t->ncaption) cJSON_AddItemToObject(o, "caption", km_table_caption_json(t));
       cJSON_AddItemToObject(o, "rows", km_table_rows_json(t));
       char *s = cJSON_Print(o);
       if (s) fprintf(out, "%s\n", s);

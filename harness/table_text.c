@@ -1,7 +1,9 @@
-/* The text format of a table, fitted to a terminal's width: first leave out a column that only repeats
- * the group heading above its rows, then put titles on two lines, then narrow text columns (the last
- * one, where the explanations are, first; never the first column, which names the row) so that a cell
- * too long for its column keeps its first words and a reference [n] to a note printed in full below. */
+/* The text format of a table, fitted to a terminal's width: the caption wrapped, KM_TEXT_HIDE columns
+ * left out and a KM_TEXT_NOTE column's texts turned into references to numbered notes; then leave out a
+ * column that only repeats the group heading above its rows, then put titles on two lines, then narrow
+ * text columns (the last one, where the explanations are, first; never the first column, which names the
+ * row) so that a cell too long for its column keeps its first words and a reference [n] to a note printed
+ * in full below. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +14,7 @@
  * fewer columns than this beside a note's reference and the cell is the reference alone. */
 /* GAP: spaces between columns (TIGHT_GAP between two numeric columns when nothing else fits). */
 enum { GAP = 2, TIGHT_GAP = 1, MIN_TEXT_W = 8, MIN_LAST_W = 4, MIN_PREFIX = 5, CELL_MAX = 1024, TITLE_LINES = 3, TITLE_MAX = 64 };
+enum { CAPTION_INDENT = 2 }; /* a caption line's continuation lines */
 
 typedef struct title_lines {
   size_t n;
@@ -193,10 +196,19 @@ static void make_notes(layout *L) {
   for (size_t r = 0; r < t->nrows; r++)
     for (size_t c = 1; c < t->ncols; c++) {
       char **cell = &L->cells[r * t->ncols + c];
-      if (!L->shown[c] || t->cols[c].right_align || vis(*cell) <= L->w[c]) continue;
+      if (!L->shown[c] || t->cols[c].right_align || t->text_mode[c] == KM_TEXT_NOTE || vis(*cell) <= L->w[c]) continue;
       size_t n = note_number(L, *cell);
       if (n) note_cell(cell, L->w[c], n);
     }
+}
+
+/* A KM_TEXT_NOTE column's text cell as its reference "[n]" (an empty cell stays as printed); 0: no memory. */
+static int note_reference(layout *L, size_t r, size_t c, char *buf, size_t len) {
+  const km_cell *cell = &L->t->cells[r * L->t->ncols + c];
+  if (cell->kind != KM_CELL_TEXT || !cell->text[0]) return 1;
+  size_t n = note_number(L, cell->text);
+  if (n) snprintf(buf, len, "[%zu]", n);
+  return n != 0;
 }
 
 static void put_cell(FILE *out, const char *s, size_t width, int right, size_t gap, int last) {
@@ -256,28 +268,37 @@ static void print_header(const layout *L, FILE *out) {
   free(buf);
 }
 
-/* A note wrapped at the table's width, continuation lines under its text. */
-static void print_note(FILE *out, size_t n, const char *text, size_t width) {
-  char ref[32];
-  snprintf(ref, sizeof ref, "[%zu] ", n);
-  size_t indent = strlen(ref), col = indent;
-  fputs(ref, out);
-  const char *p = text;
-  while (*p) {
+/* Text wrapped at width on spaces: the first line after lead, the others indented by indent. */
+static void print_wrapped(FILE *out, const char *lead, size_t indent, const char *text, size_t width) {
+  size_t col = strlen(lead);
+  int fresh = 1; /* nothing on this line yet after the lead or the indent */
+  fputs(lead, out);
+  for (const char *p = text;;) {
+    while (*p == ' ') p++;
     size_t word = strcspn(p, " ");
-    if (col > indent && col + 1 + word > width) {
+    if (word == 0) break;
+    if (!fresh && col + 1 + word > width) {
       fprintf(out, "\n%*s", (int)indent, "");
       col = indent;
-    } else if (col > indent) {
+      fresh = 1;
+    }
+    if (!fresh) {
       fputc(' ', out);
       col++;
     }
     fwrite(p, 1, word, out);
     col += word;
     p += word;
-    while (*p == ' ') p++;
+    fresh = 0;
   }
   fputc('\n', out);
+}
+
+/* A note wrapped at the table's width, continuation lines under its text. */
+static void print_note(FILE *out, size_t n, const char *text, size_t width) {
+  char ref[32];
+  snprintf(ref, sizeof ref, "[%zu] ", n);
+  print_wrapped(out, ref, strlen(ref), text, width);
 }
 
 static void layout_free(layout *L) {
@@ -311,11 +332,12 @@ static int layout_make(layout *L, const km_table *t, size_t width) {
   for (size_t r = 0; r < t->nrows; r++)
     for (size_t c = 0; c < nc; c++) {
       km_table_cell_text(t, r, c, 1, buf, sizeof buf);
+      if (t->text_mode[c] == KM_TEXT_NOTE && !note_reference(L, r, c, buf, sizeof buf)) return -1;
       if (!(L->cells[r * nc + c] = dup_text(buf))) return -1;
       if (vis(buf) > L->natural[c]) L->natural[c] = vis(buf);
     }
   for (size_t c = 0; c < nc; c++) {
-    L->shown[c] = 1;
+    L->shown[c] = t->text_mode[c] != KM_TEXT_HIDE;
     L->gap[c] = GAP;
     L->title_w[c] = strlen(t->cols[c].title);
     L->titles[c].n = 1;
@@ -323,7 +345,8 @@ static int layout_make(layout *L, const km_table *t, size_t width) {
     L->w[c] = L->natural[c] > L->title_w[c] ? L->natural[c] : L->title_w[c];
   }
   L->header_lines = 1;
-  for (size_t c = 0; total_width(L) > width && c < nc; c++) L->shown[c] = !repeats_group(L, c);
+  for (size_t c = 0; total_width(L) > width && c < nc; c++)
+    if (repeats_group(L, c)) L->shown[c] = 0;
   if (total_width(L) > width) wrap_titles(L);
   if (total_width(L) > width) narrow_text(L);
   if (total_width(L) > width) tighten_gaps(L);
@@ -339,6 +362,8 @@ void km_table_print_text(const km_table *t, size_t width, FILE *out) {
     return;
   }
   if (t->title[0]) fprintf(out, "%s\n", t->title);
+  for (size_t i = 0; i < t->ncaption; i++) print_wrapped(out, "", CAPTION_INDENT, t->caption[i], width);
+  if (t->ncaption) fputc('\n', out);
   print_header(&L, out);
   size_t last = last_shown(&L), len = 0;
   char *buf = NULL;

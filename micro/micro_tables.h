@@ -14,8 +14,14 @@ extern const km_case_table km_p2p_table;      /* micro/p2p.c */
 extern const km_case_table km_mamba_table;    /* micro/mamba.c */
 extern const km_case_table km_evict_table;    /* micro/evict.c */
 extern const km_case_table km_compress_table; /* micro/compress.c */
+extern const km_case_table km_prefix_table;   /* micro/prefix.c */
 
 extern const km_case_table *const km_all_tables[];
 extern const size_t km_all_table_count;
+
+/* Commands that run instead of the suite (micro/registry.c). */
+extern const km_command km_prefix_sim_command; /* micro/prefix_sim_cli.c: --prefix-sim */
+extern const km_command *const km_all_commands[];
+extern const size_t km_all_command_count;
 
 #endif

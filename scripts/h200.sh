@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: unpack cJSON (carried as .deb files in .deps/), build for sm_80 and
+# One call on the GPU machine: unpack cJSON, xxHash and, where the machine lacks them, OpenSSL's
+# development files (carried as .deb files in .deps/), build for sm_80 and
 # sm_90, run the tests (GPU ones included), the benchmarks and compute-sanitizer, and leave logs and
 # results under $OUT. Stages: build tests quick arch80v full repeat sanitize (default: all); arch80v builds
 # a second tree for CMAKE_CUDA_ARCHITECTURES=80-virtual (the A100's code paths, JIT-compiled on this card)
@@ -15,13 +16,30 @@ summary="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 elapsed() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
-# cJSON is not on that machine: unpack the carried Debian packages into a private prefix
+# cJSON and xxHash are not on that machine: unpack the carried Debian packages into a private prefix.
+# libssl-dev (headers, libcrypto.pc) only where the machine has no libcrypto development files; its
+# libcrypto.so then points at the machine's own libcrypto.so.3, or at the carried libssl3 where it has none.
 prefix=/tmp/kvdeps
+multiarch=usr/lib/x86_64-linux-gnu
 if [ -d .deps ]; then
   rm -rf "$prefix"
-  for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
-  sed -i -e "s|^libdir=/usr|libdir=$prefix/usr|" -e "s|^includedir=/usr|includedir=$prefix/usr|" \
-    "$prefix"/usr/lib/x86_64-linux-gnu/pkgconfig/libcjson.pc
+  for f in .deps/libcjson*.deb .deps/libxxhash*.deb; do dpkg -x "$f" "$prefix"; done
+  if ! pkg-config --exists libcrypto 2>/dev/null; then
+    dpkg -x .deps/libssl-dev_*.deb "$prefix"
+    # its configuration.h sits in the multiarch include folder, which the compiler searches only under /usr
+    sed -i 's|^Cflags: .*|& -I${includedir}/x86_64-linux-gnu|' "$prefix/$multiarch/pkgconfig/libcrypto.pc"
+    if [ -e "/$multiarch/libcrypto.so.3" ]; then
+      ln -sf "/$multiarch/libcrypto.so.3" "$prefix/$multiarch/libcrypto.so"
+    else
+      dpkg -x .deps/libssl3_*.deb "$prefix"
+    fi
+  fi
+  # each .pc names /usr: point it at the prefix (libcjson.pc spells libdir and includedir out, the others
+  # derive them from prefix=)
+  for pc in "$prefix/$multiarch"/pkgconfig/*.pc; do
+    sed -i -e "s|^prefix=/usr\$|prefix=$prefix/usr|" -e "s|^libdir=/usr|libdir=$prefix/usr|" \
+      -e "s|^includedir=/usr|includedir=$prefix/usr|" "$pc"
+  done
 fi
 export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -68,6 +68,10 @@ bad "zero min-time" "--min-time" --min-time 0
 bad "min-time not a number" "--min-time" --min-time nan
 bad "device not a number" "--device" --device gpu0
 bad "unknown kv dtype" "--kv-dtype" --kv-dtype int8
+bad "kv dtype by its old short name" "--kv-dtype" --kv-dtype bf16
+bad "unknown mamba ssm dtype" "--mamba-ssm-dtype" --mamba-ssm-dtype fp8
+bad "turboquant on an MLA model" "--kv-dtype turboquant_3bit_nc" --model deepseek-v3 --kv-dtype turboquant_3bit_nc
+bad "value given to the override switch" "--allow-long-max-model-len=1" --allow-long-max-model-len=1
 bad "empty format after =" "--format" --format=
 bad "empty filter after =" "--filter" --filter=
 bad "empty model after =" "--model" --model=
@@ -84,6 +88,7 @@ bad "negative kv budget" "--kv-budget" --kv-budget -5G
 bad "kv budget with a leading space" "--kv-budget" --kv-budget " 64G"
 bad "lower-case unit" "--kv-budget" --kv-budget 64gib
 bad "kv budget below one block" "--kv-budget" --kv-budget 1000
+bad "kv budget beyond 2^53 B" "--kv-budget" --kv-budget 10000TiB
 bad "negative host budget" "--host-budget" --host-budget -1
 bad "unknown host unit" "--host-budget" --host-budget 1.5XiB
 bad "max-model-len overflow" "--max-model-len" --max-model-len 99999999999999999999
@@ -92,6 +97,9 @@ bad "max-model-len above 2^40" "--max-model-len" --max-model-len 922337203685477
 bad "block size above 2^40" "--block-size" --block-size 1099511627777
 bad "block size with trailing text" "--block-size" --block-size 16abc
 bad "fractional block size" "--block-size" --block-size 2.5
+bad "zero batched tokens" "--max-num-batched-tokens" --max-num-batched-tokens 0
+bad "budget below one request" "cannot hold one request of --max-model-len 40960" --kv-budget 6039797759
+bad "max-model-len above the model's" "max_model_len 32768 (max_position_embeddings" --model mistral-7b-v0.1 --max-model-len 40960
 
 # ---- model files: every malformed fixture, a folder without config.json, an empty path component
 for f in "$bad"/*.json; do
