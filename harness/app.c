@@ -22,6 +22,7 @@
 #include "params.h"
 #include "results.h"
 #include "run_ctx.h"
+#include "techniques.h"
 #include "topo.h"
 #include "version.h"
 
@@ -104,21 +105,40 @@ static km_table *bytes_table(km_app *a) {
   return t;
 }
 
+/* The byte table as its JSON object (NULL with a.err set when it cannot be built). */
+static cJSON *bytes_json(km_app *a) {
+  km_table *bt = bytes_table(a);
+  if (!bt) return NULL;
+  cJSON *o = km_bytes_table_json(&a->model, &a->bytes_params, bt);
+  km_table_free(bt);
+  return o;
+}
+
 static cJSON *tables_json(km_app *a, int with_latency) {
   cJSON *tables = cJSON_CreateObject();
-  km_table *bt = bytes_table(a);
-  if (bt) {
-    cJSON_AddItemToObject(tables, "bytes", km_bytes_table_json(&a->model, &a->bytes_params, bt));
-    km_table_free(bt);
-  }
+  cJSON *bytes = bytes_json(a);
+  if (bytes) cJSON_AddItemToObject(tables, "bytes", bytes);
   if (with_latency) {
     km_table *lt = km_latency_table(&a->results);
     if (lt) {
       cJSON_AddItemToObject(tables, "latency", km_table_rows_json(lt));
       km_table_free(lt);
     }
+    km_table *tt = km_techniques_table(bytes, &a->results);
+    if (tt) {
+      cJSON_AddItemToObject(tables, "techniques", km_table_rows_json(tt));
+      km_table_free(tt);
+    }
   }
   return tables;
+}
+
+static void print_techniques_table(km_app *a, FILE *out) {
+  cJSON *bytes = bytes_json(a);
+  km_table *tt = km_techniques_table(bytes, &a->results);
+  if (tt) km_table_print(tt, a->opts.format, out);
+  km_table_free(tt);
+  cJSON_Delete(bytes);
 }
 
 /* Google Benchmark's context fields, so its tools read the file, plus gpu, host and build. */
@@ -333,10 +353,14 @@ static int run_benchmarks(km_app *a, int with_device) {
   if (human) fputc('\n', stdout);
   if (a->opts.smoke) {
     fprintf(info, "smoke run: %zu cases, %d failed, %d skipped\n", a->sel.count, a->ctx.errors, a->ctx.skips);
-  } else if (a->opts.tables != KM_TABLES_BYTES) {
+  } else if (a->opts.tables != KM_TABLES_BYTES && a->opts.tables != KM_TABLES_TECHNIQUES) {
     km_table *lt = km_latency_table(&a->results);
     if (lt) km_table_print(lt, a->opts.format, stdout);
     km_table_free(lt);
+  }
+  if (!a->opts.smoke && (a->opts.tables == KM_TABLES_TECHNIQUES || a->opts.tables == KM_TABLES_ALL)) {
+    if (human) fputc('\n', stdout);
+    print_techniques_table(a, stdout);
   }
   if (a->opts.tables == KM_TABLES_ALL) {
     if (human) fputc('\n', stdout);

@@ -76,7 +76,8 @@ void km_options_usage(FILE *out) {
       "                      sizes them from L2; prints no figures or tables\n"
       "\n"
       "tables and outputs\n"
-      "  --table bytes|latency|all  which tables to print (bytes runs no benchmark; default: latency after a run)\n"
+      "  --table bytes|latency|techniques|all  which tables to print (bytes runs no benchmark; default: latency\n"
+      "                           after a run; techniques: the twelve side by side, capacity and measured rows)\n"
       "  --format text|markdown|csv|json  table format (default text)\n"
       "  --json PATH         write all results (Google Benchmark JSON plus context and tables) to PATH\n"
       "  --params PATH       write the simulator parameters (kvmicro-params/1) to PATH\n"
@@ -192,8 +193,9 @@ static int parse_one(int argc, char **argv, int *i, km_options *o, char *err, si
     v = value_of(argc, argv, i, "--table", a);
     if (v && strcmp(v, "bytes") == 0) o->tables = KM_TABLES_BYTES;
     else if (v && strcmp(v, "latency") == 0) o->tables = KM_TABLES_LATENCY;
+    else if (v && strcmp(v, "techniques") == 0) o->tables = KM_TABLES_TECHNIQUES;
     else if (v && strcmp(v, "all") == 0) o->tables = KM_TABLES_ALL;
-    else return bad(err, errlen, "--table", v, "expected bytes, latency or all");
+    else return bad(err, errlen, "--table", v, "expected bytes, latency, techniques or all");
     return 0;
   }
   if (flag_is(a, "--format")) {

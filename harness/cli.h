@@ -14,7 +14,13 @@ enum {
   KM_EXIT_NO_DEVICE = 3, /* benchmarks asked for, no CUDA device */
 };
 
-typedef enum km_table_sel { KM_TABLES_DEFAULT = 0, KM_TABLES_BYTES, KM_TABLES_LATENCY, KM_TABLES_ALL } km_table_sel;
+typedef enum km_table_sel {
+  KM_TABLES_DEFAULT = 0,
+  KM_TABLES_BYTES,
+  KM_TABLES_LATENCY,
+  KM_TABLES_TECHNIQUES,
+  KM_TABLES_ALL
+} km_table_sel;
 
 typedef struct km_options {
   const char *filter;      /* regex, leading '-' negates; NULL: everything */
@@ -27,7 +33,7 @@ typedef struct km_options {
   double min_time;         /* --min-time S (0: fixed sample count) */
   int device;              /* --device N */
   int verify;              /* 0 under --no-verify */
-  km_table_sel tables;     /* --table bytes|latency|all */
+  km_table_sel tables;     /* --table bytes|latency|techniques|all */
   km_format format;        /* --format */
   const char *json_path;   /* --json PATH */
   const char *params_path; /* --params PATH */

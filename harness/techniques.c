@@ -17,7 +17,7 @@ static const km_column columns[COL_COUNT] = {
     {"gbps", "GB/s", 1},
     {"pct_of_ceiling", "% class ceiling", 1},
     {"accuracy", "accuracy", 0},
-    {"what", "what it is (own unit)", 0},
+    {"what", "what", 0},
 };
 
 /* Accuracy figures a case may report, the first present is shown: the error of a lossy format against the
@@ -51,7 +51,9 @@ static void add_computed(km_table *t, const cJSON *rows, const char *technique) 
     size_t k = km_table_add_row(t, technique);
     km_table_set_text(t, k, COL_VARIANT, json_text(o, "variant"));
     km_table_set_text(t, k, COL_KIND, "computed");
-    km_table_set_integer(t, k, COL_TOKENS, json_number(o, "kv_cache_tokens"));
+    double slots = json_number(o, "kv_cache_tokens");
+    if (isnan(slots)) slots = json_number(o, "capacity_tokens"); /* files before the vLLM-exact byte table */
+    km_table_set_integer(t, k, COL_TOKENS, slots);
     km_table_set_number(t, k, COL_CONC, json_number(o, "max_concurrency"), 2);
     km_table_set_number(t, k, COL_X, json_number(o, "capacity_x"), 2);
     const char *per = json_text(o, "per_request");
@@ -89,11 +91,11 @@ static size_t add_measured(km_table *t, const km_results *r, const char *techniq
 km_table *km_techniques_table(const cJSON *bytes, const km_results *r) {
   char title[256];
   const cJSON *model = bytes ? cJSON_GetObjectItemCaseSensitive(bytes, "model") : NULL;
-  snprintf(title, sizeof title, "Techniques side by side for %s: capacity computed by vLLM's rules, each primitive measured in "
-                                "its own unit; no rank",
+  snprintf(title, sizeof title, "Techniques side by side for %s: capacity computed (vLLM's rules), primitives measured; no rank",
            model ? json_text(model, "name") : "the model");
   km_table *t = km_table_new(title, columns, COL_COUNT);
   if (!t) return NULL;
+  km_table_set_text_mode(t, COL_WHAT, KM_TEXT_NOTE); /* text: numbered notes under the table */
   const cJSON *rows = bytes ? cJSON_GetObjectItemCaseSensitive(bytes, "rows") : NULL;
   for (size_t rank = 1; rank < KM_TECHNIQUE_COUNT; rank++) { /* rank 0 is the roofline: not a technique */
     const char *tech = km_technique_order[rank];

@@ -96,6 +96,15 @@ static int cmd_tables(report_args *a) {
   return rc ? KM_REPORT_BAD_INPUT : KM_REPORT_OK;
 }
 
+static int cmd_techniques(report_args *a) {
+  if (expect(a, 1, "one result file")) return KM_REPORT_BAD_INPUT;
+  km_run_file f;
+  if (km_run_file_load(a->pos[0], &f, a->err, sizeof a->err)) return KM_REPORT_BAD_INPUT;
+  int rc = km_run_techniques_print(&f, a->format, stdout, a->err, sizeof a->err);
+  km_run_file_free(&f);
+  return rc ? KM_REPORT_BAD_INPUT : KM_REPORT_OK;
+}
+
 static int cmd_plot(report_args *a) {
   if (expect(a, 1, "one result file and --out DIR")) return KM_REPORT_BAD_INPUT;
   if (!a->out_dir) {
@@ -120,10 +129,11 @@ static int cmd_predict(report_args *a) {
 
 static int dispatch(report_args *a) {
   static const struct { const char *name; int (*run)(report_args *); } commands[] = {
-      {"compare", cmd_compare}, {"tables", cmd_tables}, {"plot", cmd_plot}, {"predict", cmd_predict}};
+      {"compare", cmd_compare},       {"tables", cmd_tables},   {"techniques", cmd_techniques},
+      {"plot", cmd_plot},             {"predict", cmd_predict}};
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(a->command, commands[i].name) == 0) return commands[i].run(a);
-  snprintf(a->err, sizeof a->err, "unknown command '%s': expected compare, tables, plot or predict", a->command);
+  snprintf(a->err, sizeof a->err, "unknown command '%s': expected compare, tables, techniques, plot or predict", a->command);
   return KM_REPORT_BAD_INPUT;
 }
 

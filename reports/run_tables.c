@@ -2,6 +2,8 @@
  * prints them the way the run did; the table keeps its own copies of the column keys and titles. */
 #include "run_tables.h"
 
+#include "techniques.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,5 +151,20 @@ int km_run_tables_print(const km_run_file *f, km_format fmt, FILE *out, char *er
   }
   km_table_free(lat);
   km_table_free(bytes);
+  return 0;
+}
+
+int km_run_techniques_print(const km_run_file *f, km_format fmt, FILE *out, char *err, size_t errlen) {
+  const cJSON *bytes_obj = NULL;
+  km_table *bytes = NULL;
+  if (stored_bytes_table(f, &bytes_obj, &bytes, err, errlen)) return -1;
+  km_table_free(bytes);
+  km_table *t = km_techniques_table(bytes_obj, &f->results);
+  if (!t) {
+    snprintf(err, errlen, "out of memory building the technique table");
+    return -1;
+  }
+  km_table_print(t, fmt, out);
+  km_table_free(t);
   return 0;
 }

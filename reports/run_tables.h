@@ -15,5 +15,7 @@
 km_table *km_table_from_rows_json(const char *title, const cJSON *rows, char *err, size_t errlen);
 /* 0 ok; -1 with one line in err (tables.bytes of the wrong shape). */
 int km_run_tables_print(const km_run_file *f, km_format fmt, FILE *out, char *err, size_t errlen);
+/* The technique table of a run (harness/techniques.h): its stored byte table beside its measured rows. */
+int km_run_techniques_print(const km_run_file *f, km_format fmt, FILE *out, char *err, size_t errlen);
 
 #endif
