@@ -76,7 +76,8 @@ if has build; then
 fi
 cd build || exit 1
 if has tests; then
-  ctest --output-on-failure -j4 >"$OUT/ctest.log" 2>&1
+  # KM_CTEST_ARGS narrows or orders the tests (e.g. "-L gpu -E gpu_micro_smoke -j1"); default: all, 4 at a time
+  ctest --output-on-failure ${KM_CTEST_ARGS:--j4} >"$OUT/ctest.log" 2>&1
   note "ctest: exit $? ($(grep -E 'tests passed|tests failed' "$OUT/ctest.log"))"
   grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -v Passed | tee -a "$summary"
 fi
@@ -107,8 +108,9 @@ if has arch80v; then
 fi
 if has full; then
   t0=$(date +%s%N)
-  ./micro ${KM_FILTER:+--filter "$KM_FILTER"} --table all --json "$OUT/h200.json" --params "$OUT/h200-params.json" \
-    >"$OUT/full.txt" 2>&1
+  # KM_FULL_TIMEOUT (s): stop with SIGINT, so what finished is still written (marked incomplete)
+  ${KM_FULL_TIMEOUT:+timeout -s INT --kill-after=20 $KM_FULL_TIMEOUT} ./micro ${KM_FILTER:+--filter "$KM_FILTER"} \
+    --table all --json "$OUT/h200.json" --params "$OUT/h200-params.json" >"$OUT/full.txt" 2>&1
   rc=$?
   note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(elapsed "$t0") s wall"
 fi
