@@ -213,7 +213,7 @@ static cJSON *run_micro(const char *filter) {
     return NULL;
   }
   close(fd);
-  snprintf(cmd, sizeof cmd, "'%s' --smoke --filter '%s' --json '%s' >/dev/null 2>&1", micro, filter, path);
+  snprintf(cmd, sizeof cmd, "'%s' --filter '%s' --json '%s' >/dev/null 2>&1", micro, filter, path);
   int rc = system(cmd);
   KM_EXPECT_MSG(rc == 0, "%s exited %d", cmd, rc);
   cJSON *doc = km_test_read_json_file(path);
