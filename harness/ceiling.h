@@ -15,7 +15,7 @@
 #include "shares.h"
 
 /* Device bytes handed to a ceiling kernel for its own results (a reduction's word), zeroed first. */
-#define KM_CEILING_SCRATCH_BYTES 256
+#define KM_CEILING_SCRATCH_BYTES (256 * 1024) /* a grid's per-warp partials (the dense read: <= 65,536) */
 /* Bytes of each contiguous host copy of the link ceilings: past 64 MiB a pinned copy is within 0.1% of
  * the link's rate, so 256 MiB is the asymptote, at ~5 ms a copy. */
 #define KM_CEILING_HOST_BYTES ((size_t)256 << 20)

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "fill.h"
 #include "micro_tables.h"
+#include "sparse_ceiling.h"
 #include "sparse_cub_sort.h"
 #include "sparse_ref.h"
 #include "sparse_run.h"
@@ -435,4 +436,4 @@ static const km_case sparse_cases[] = {
     RECALL(32768, 8192, 0),
 };
 
-const km_case_table km_sparse_table = {sparse_cases, sizeof sparse_cases / sizeof sparse_cases[0]};
+const km_case_table km_sparse_table = {sparse_cases, sizeof sparse_cases / sizeof sparse_cases[0], &km_sparse_ceilings};
