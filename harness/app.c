@@ -124,7 +124,7 @@ static cJSON *tables_json(km_app *a, int with_latency) {
       cJSON_AddItemToObject(tables, "latency", km_table_rows_json(lt));
       km_table_free(lt);
     }
-    km_table *tt = km_techniques_table(bytes, &a->results);
+    km_table *tt = km_techniques_table(bytes, &a->results, a->tables, a->ntables);
     if (tt) {
       cJSON_AddItemToObject(tables, "techniques", km_table_rows_json(tt));
       km_table_free(tt);
@@ -135,7 +135,7 @@ static cJSON *tables_json(km_app *a, int with_latency) {
 
 static void print_techniques_table(km_app *a, FILE *out) {
   cJSON *bytes = bytes_json(a);
-  km_table *tt = km_techniques_table(bytes, &a->results);
+  km_table *tt = km_techniques_table(bytes, &a->results, a->tables, a->ntables);
   if (tt) km_table_print(tt, a->opts.format, out);
   km_table_free(tt);
   cJSON_Delete(bytes);

@@ -49,11 +49,33 @@ typedef struct km_case {
 } km_case;
 
 struct km_ceiling_set;
+/* A figure a family derives from measured rows (its own and other families'), shown in the technique
+ * table: what a technique costs in the unit of the step it changes. Rows are named by case; a figure whose
+ * rows did not run (filtered out, skipped, no GPU) is shown as missing with the case it lacks. */
+typedef enum km_derived_kind {
+  KM_DERIVED_RATIO = 0,   /* scale x a / b */
+  KM_DERIVED_BREAK_EVEN,  /* a / (b - c): steps until a one-off cost a pays back the per-step saving b - c */
+  KM_DERIVED_CROSSOVER,   /* the x where the line through (xb, b) and (xc, c) reaches a: xb + (a - b)(xc - xb)/(c - b) */
+} km_derived_kind;
+
+typedef struct km_derived {
+  const char *technique;    /* the byte table's technique it belongs to */
+  const char *what;         /* what the figure is, with its unit */
+  km_derived_kind kind;
+  const char *a, *b, *c;    /* case names (c: break-even and crossover) */
+  const char *counter[3];   /* the counter read from a, b, c; NULL: median_us */
+  double scale;             /* ratio only; 0 means 1 */
+  double xb, xc;            /* crossover only: the x (e.g. context tokens) of rows b and c */
+} km_derived;
+
 typedef struct km_case_table {
   const km_case *cases;
   size_t count;
   /* Kernels this family offers as start-up ceilings (harness/ceiling.h), or NULL. */
   const struct km_ceiling_set *ceilings;
+  /* Figures derived from measured rows (the technique table), or NULL; derived_count of them. */
+  const km_derived *derived;
+  size_t derived_count;
 } km_case_table;
 
 /* A family's command, run instead of the suite when its flag is on the command line (e.g. a simulator

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { COL_VARIANT, COL_KIND, COL_TOKENS, COL_CONC, COL_X, COL_TIME, COL_GBPS, COL_SHARE, COL_ACC, COL_WHAT, COL_COUNT };
+enum {
+  COL_VARIANT, COL_KIND, COL_TOKENS, COL_CONC, COL_X, COL_TIME, COL_GBPS, COL_SHARE, COL_ACC, COL_DERIVED, COL_WHAT,
+  COL_COUNT
+};
 
 static const km_column columns[COL_COUNT] = {
     {"variant", "variant or measured case", 0},
@@ -17,6 +20,7 @@ static const km_column columns[COL_COUNT] = {
     {"gbps", "GB/s", 1},
     {"pct_of_ceiling", "% class ceiling", 1},
     {"accuracy", "accuracy", 0},
+    {"derived", "derived", 1},
     {"what", "what", 0},
 };
 
@@ -88,7 +92,63 @@ static size_t add_measured(km_table *t, const km_results *r, const char *techniq
   return added;
 }
 
-km_table *km_techniques_table(const cJSON *bytes, const km_results *r) {
+/* A measured row usable for a derived figure: the case ran, was verified and has the counter. */
+static int row_value(const km_results *r, const char *name, const char *counter, double *v) {
+  if (!name) return -1;
+  const km_result *row = name ? km_results_find(r, name) : NULL;
+  if (!row || row->error || row->skipped) return -1;
+  *v = km_result_counter(row, counter ? counter : "median_us");
+  return isnan(*v) ? -1 : 0;
+}
+
+int km_derived_value(const km_derived *d, const km_results *r, double *value, char *why, size_t whylen) {
+  const char *names[3] = {d->a, d->b, d->c};
+  double v[3] = {0, 0, 0};
+  const int n = d->kind == KM_DERIVED_RATIO ? 2 : 3;
+  for (int i = 0; i < n; i++)
+    if (row_value(r, names[i], d->counter[i], &v[i]) != 0) {
+      snprintf(why, whylen, "not derived: %s did not run in this run (or has no %s)", names[i] ? names[i] : "(none)",
+               d->counter[i] ? d->counter[i] : "median_us");
+      return -1;
+    }
+  const double den = d->kind == KM_DERIVED_RATIO ? v[1] : d->kind == KM_DERIVED_BREAK_EVEN ? v[1] - v[2] : v[2] - v[1];
+  if (!(den > 0)) {
+    snprintf(why, whylen, "not derived: the denominator is %g", den);
+    return -1;
+  }
+  if (d->kind == KM_DERIVED_RATIO)
+    *value = (d->scale ? d->scale : 1.0) * v[0] / den;
+  else if (d->kind == KM_DERIVED_BREAK_EVEN)
+    *value = v[0] / den;
+  else
+    *value = d->xb + (v[0] - v[1]) * (d->xc - d->xb) / den;
+  return 0;
+}
+
+static void add_derived(km_table *t, const km_results *r, const km_case_table *const *tables, size_t ntables,
+                        const char *technique) {
+  for (size_t i = 0; i < ntables; i++)
+    for (size_t j = 0; tables[i] && j < tables[i]->derived_count; j++) {
+      const km_derived *d = &tables[i]->derived[j];
+      if (strcmp(d->technique, technique) != 0) continue;
+      size_t k = km_table_add_row(t, technique);
+      char why[400];
+      double v = 0;
+      km_table_set_text(t, k, COL_VARIANT, d->b);
+      km_table_set_text(t, k, COL_KIND, "derived");
+      if (km_derived_value(d, r, &v, why, sizeof why) == 0) {
+        km_table_set_number(t, k, COL_DERIVED, v, v < 10 ? 3 : 1);
+        km_table_set_text(t, k, COL_WHAT, d->what);
+      } else {
+        char text[800];
+        snprintf(text, sizeof text, "%s: %s", d->what, why);
+        km_table_set_text(t, k, COL_WHAT, text);
+      }
+    }
+}
+
+km_table *km_techniques_table(const cJSON *bytes, const km_results *r, const km_case_table *const *tables,
+                              size_t ntables) {
   char title[256];
   const cJSON *model = bytes ? cJSON_GetObjectItemCaseSensitive(bytes, "model") : NULL;
   snprintf(title, sizeof title, "Techniques side by side for %s: capacity computed (vLLM's rules), primitives measured; no rank",
@@ -100,7 +160,9 @@ km_table *km_techniques_table(const cJSON *bytes, const km_results *r) {
   for (size_t rank = 1; rank < KM_TECHNIQUE_COUNT; rank++) { /* rank 0 is the roofline: not a technique */
     const char *tech = km_technique_order[rank];
     add_computed(t, rows, tech);
-    if (add_measured(t, r, tech) == 0) {
+    const size_t measured = add_measured(t, r, tech);
+    add_derived(t, r, tables, ntables, tech);
+    if (measured == 0) {
       size_t k = km_table_add_row(t, tech);
       km_table_set_text(t, k, COL_KIND, "measured");
       km_table_set_text(t, k, COL_WHAT, r->count ? "no measured row: its family was filtered out or has no "

@@ -13,7 +13,13 @@
 #include "table.h"
 
 /* bytes: the byte table's JSON object (km_bytes_table_json, or a run file's tables.bytes), NULL when
- * there is none; r: the run's rows (may be empty). NULL when out of memory. */
-km_table *km_techniques_table(const cJSON *bytes, const km_results *r);
+ * there is none; r: the run's rows (may be empty); tables: the case tables whose derived figures to add
+ * (NULL, 0: none). NULL when out of memory. */
+km_table *km_techniques_table(const cJSON *bytes, const km_results *r, const km_case_table *const *tables,
+                              size_t ntables);
+
+/* One derived figure over the run's rows: 0 with *value set, or -1 with the reason (the case it lacks, or a
+ * zero denominator) in why. */
+int km_derived_value(const km_derived *d, const km_results *r, double *value, char *why, size_t whylen);
 
 #endif

@@ -791,4 +791,22 @@ static const km_case attn_cases[] = {
      KM_CASE_BASELINE, NULL},
 };
 
-const km_case_table km_attn_table = {attn_cases, sizeof attn_cases / sizeof attn_cases[0]};
+/* What the techniques cost in decode-step time, from this family's rows (the technique table). */
+#define GQA_B16_32K "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"
+static const km_derived attn_cases_derived[] = {
+    {"gqa", "MHA 32:32 step / GQA 32:8 step, b16 x 32K (x; the byte table's ratio is 4)", KM_DERIVED_RATIO,
+     "attn/decode/mha32x32/d128/bf16/b16/ctx32k", GQA_B16_32K, NULL, {NULL}, 0, 0, 0},
+    {"kv_quant", "fp8 e4m3 per-token-head step / bf16 step, the --model at b16 x 32K (x)", KM_DERIVED_RATIO,
+     "attn/decode/model/fp8_e4m3_tokhead/b16/ctx32k", "attn/decode/model/bf16/b16/ctx32k", NULL, {NULL}, 0, 0, 0},
+    {"sliding_window", "window 4,096 at context 128K / dense step at 4K, b16 (x)", KM_DERIVED_RATIO,
+     "attn/window/w4096/gqa32x8/d128/bf16/b16/ctx128k", "attn/decode/gqa32x8/d128/bf16/b16/ctx4k", NULL, {NULL}, 0, 0,
+     0},
+    {"sparse_read", "dense step / Quest step (budget 2,048), b1 x 32K (speed-up x)", KM_DERIVED_RATIO,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k", "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", NULL, {NULL}, 0,
+     0, 0},
+    {"eviction", "dense step at 32K / step over the 2,048 kept tokens, b16 (speed-up x)", KM_DERIVED_RATIO, GQA_B16_32K,
+     "attn/evicted/kept2048_of_32k/gqa32x8/d128/bf16/b16", NULL, {NULL}, 0, 0, 0},
+};
+
+const km_case_table km_attn_table = {attn_cases, sizeof attn_cases / sizeof attn_cases[0], NULL, attn_cases_derived,
+                                   sizeof attn_cases_derived / sizeof attn_cases_derived[0]};

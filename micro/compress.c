@@ -123,4 +123,16 @@ static const km_case compress_cases[] = {
     MEAN(8, 8, 64, 0),
 };
 
-const km_case_table km_compress_table = {compress_cases, sizeof compress_cases / sizeof compress_cases[0]};
+/* The decode step over a pooled cache is the attention step at context / c (the attention family's rows). */
+static const km_derived compress_cases_derived[] = {
+    {"compressed", "decode step over a cache pooled 8x / over the full cache, b16 x 32K (x)", KM_DERIVED_RATIO,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx4k", "attn/decode/gqa32x8/d128/bf16/b16/ctx32k", NULL, {NULL}, 0, 0, 0},
+    {"compressed", "decode step over a cache pooled 2x / over the full cache, b16 x 32K (x)", KM_DERIVED_RATIO,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx16k", "attn/decode/gqa32x8/d128/bf16/b16/ctx32k", NULL, {NULL}, 0, 0, 0},
+    {"compressed", "pooling on the write path per generated token (c 4, b64) / the decode step at b64 x 4K",
+     KM_DERIVED_RATIO, "compress/mean/c4/tok4/b64", "attn/decode/gqa32x8/d128/bf16/b64/ctx4k", NULL, {NULL}, 0.25, 0,
+     0},
+};
+
+const km_case_table km_compress_table = {compress_cases, sizeof compress_cases / sizeof compress_cases[0], NULL, compress_cases_derived,
+                                   sizeof compress_cases_derived / sizeof compress_cases_derived[0]};

@@ -411,4 +411,16 @@ static const km_case mamba_cases[] = {
     STEP_(M2, F32, 256, 0),
 };
 
-const km_case_table km_mamba_table = {mamba_cases, sizeof mamba_cases / sizeof mamba_cases[0]};
+/* Where a hybrid pays: the context at which one attention layer's decode step (GQA 32:8 d128 bf16, the
+ * attention family's rows at 1K and 4K, interpolated) costs as much as one Mamba-2 layer's whole step. */
+static const km_derived mamba_cases_derived[] = {
+    {"hybrid_mamba", "context (tokens) where an attention layer's step costs one Nemotron-H-8B Mamba step, b64",
+     KM_DERIVED_CROSSOVER, "mamba/step/nemotron-h-8b/f32/b64", "attn/decode/gqa32x8/d128/bf16/b64/ctx1k",
+     "attn/decode/gqa32x8/d128/bf16/b64/ctx4k", {NULL}, 0, 1024, 4096},
+    {"hybrid_mamba", "context (tokens) where an attention layer's step costs one Nemotron-H-8B Mamba step, b16",
+     KM_DERIVED_CROSSOVER, "mamba/step/nemotron-h-8b/f32/b16", "attn/decode/gqa32x8/d128/bf16/b16/ctx1k",
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx4k", {NULL}, 0, 1024, 4096},
+};
+
+const km_case_table km_mamba_table = {mamba_cases, sizeof mamba_cases / sizeof mamba_cases[0], NULL, mamba_cases_derived,
+                                   sizeof mamba_cases_derived / sizeof mamba_cases_derived[0]};

@@ -49,4 +49,12 @@ static const km_case prefix_cases[] = {
     MOE(8192, 0),
 };
 
-const km_case_table km_prefix_table = {prefix_cases, sizeof prefix_cases / sizeof prefix_cases[0]};
+/* What reuse buys against what keying costs: prefill time saved per reused block over its hash. */
+static const km_derived prefix_cases_derived[] = {
+    {"prefix_reuse", "prefill GEMM time saved per reused 16-token block / its SHA-256 chain hash (x)",
+     KM_DERIVED_RATIO, "prefix/prefill/layer/chunk2048/prefix16384", "prefix/prefill/layer/chunk2048/prefix16384", NULL,
+     {"saved_us_per_block", "hash_ns_per_block"}, 1000, 0, 0},
+};
+
+const km_case_table km_prefix_table = {prefix_cases, sizeof prefix_cases / sizeof prefix_cases[0], NULL, prefix_cases_derived,
+                                   sizeof prefix_cases_derived / sizeof prefix_cases_derived[0]};

@@ -159,7 +159,22 @@ int km_run_techniques_print(const km_run_file *f, km_format fmt, FILE *out, char
   km_table *bytes = NULL;
   if (stored_bytes_table(f, &bytes_obj, &bytes, err, errlen)) return -1;
   km_table_free(bytes);
-  km_table *t = km_techniques_table(bytes_obj, &f->results);
+  /* the table the run stored (with its derived figures, which need the case tables), else rebuilt */
+  const cJSON *tables = cJSON_GetObjectItemCaseSensitive(f->doc, "tables");
+  const cJSON *stored = cJSON_IsObject(tables) ? cJSON_GetObjectItemCaseSensitive(tables, "techniques") : NULL;
+  km_table *t = NULL;
+  if (cJSON_IsArray(stored)) {
+    km_table *fresh = km_techniques_table(bytes_obj, &f->results, NULL, 0); /* its title */
+    char inner[200];
+    t = km_table_from_rows_json(fresh ? fresh->title : "Techniques side by side", stored, inner, sizeof inner);
+    km_table_free(fresh);
+    if (!t) {
+      snprintf(err, errlen, "%s: tables.techniques: %s", f->path, inner);
+      return -1;
+    }
+  } else {
+    t = km_techniques_table(bytes_obj, &f->results, NULL, 0);
+  }
   if (!t) {
     snprintf(err, errlen, "out of memory building the technique table");
     return -1;
