@@ -124,7 +124,7 @@ fi
 if has sanitize; then
   # every --quick case under each tool: memcheck and synccheck at full size, racecheck and initcheck
   # (10-100x slower per byte) with --smoke; KM_SAN_FILTER narrows all four when set
-  KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-150} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
+  KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-300} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
 fi
 # at most 8 files come back: the results stay whole (the two --quick runs side by side), the logs travel in one archive
 (cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt 2>/dev/null | grep -v '^summary.txt$'))
