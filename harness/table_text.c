@@ -231,7 +231,11 @@ static size_t last_shown(const layout *L) {
 static void line_end(FILE **m, char **buf, size_t *len, FILE *out) {
   if (!*m) return;
   fflush(*m);
-  size_t n = strlen(*buf);
+  /* the line is what was written since the last rewind: a shorter line leaves the longer one's tail in the
+   * buffer, so its length is the stream position, not strlen */
+  long pos = ftell(*m);
+  size_t n = pos > 0 ? (size_t)pos : 0;
+  if (n > *len) n = *len;
   while (n > 0 && (*buf)[n - 1] == ' ') n--;
   fwrite(*buf, 1, n, out);
   fputc('\n', out);

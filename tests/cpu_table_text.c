@@ -94,7 +94,27 @@ static void check_fits_unchanged(void) {
   km_table_free(t);
 }
 
+/* A row shorter than the one before it is printed alone: nothing of the longer row's tail after it. */
+static void check_shorter_row(void) {
+  static const km_column cols[] = {{"name", "name", 0}, {"ref", "ref", 0}};
+  km_table *t = km_table_new("rows", cols, 2);
+  size_t a = km_table_add_row(t, NULL), b = km_table_add_row(t, NULL);
+  km_table_set_text(t, a, 0, "x");
+  km_table_set_text(t, a, 1, "[10]");
+  km_table_set_text(t, b, 0, "x");
+  km_table_set_text(t, b, 1, "[1]");
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  km_table_print_text(t, 120, f);
+  fclose(f);
+  KM_EXPECT_MSG(strstr(buf, "[1]]") == NULL && strstr(buf, "[1]\n") != NULL, "printed:\n%s", buf);
+  free(buf);
+  km_table_free(t);
+}
+
 int main(void) {
+  check_shorter_row();
   check_fitted();
   check_fits_unchanged();
   return km_test_finish("cpu_table_text");
