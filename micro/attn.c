@@ -20,6 +20,7 @@
 #include "paged_gather.h"
 #include "paged_ref.h"
 #include "quant_fp8.h"
+#include "sparse_ref.h"
 #include "sparse_topk.h"
 
 typedef enum attn_op {
@@ -400,13 +401,6 @@ static void setup(km_bench *b, const attn_params *p, attn_run *r) {
 
 /* ---------------------------------------------------------------- verification */
 
-static double bf16_value(uint16_t x) {
-  uint32_t u = (uint32_t)x << 16;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 /* Rows of `d` outputs: each element within ROW_TOLERANCE x the row's largest |ref|; NaN (the poison) never
  * passes. Returns the number of bad elements. */
 static size_t compare_rows(km_bench *b, const char *what, const uint16_t *got, const float *ref, size_t rows, int d,
@@ -418,7 +412,7 @@ static size_t compare_rows(km_bench *b, const char *what, const uint16_t *got, c
     double mx = 0;
     for (int j = 0; j < d; ++j) mx = fmax(mx, fabs(rr[j]));
     for (int j = 0; j < d; ++j) {
-      double g = bf16_value(gr[j]), e = fabs(g - rr[j]);
+      double g = km_bf16_to_float(gr[j]), e = fabs(g - rr[j]);
       if (!(e <= ROW_TOLERANCE * mx + 1e-6)) {
         if (bad < 4)
           km_bench_mismatch(b, "%s: row %zu dim %d: got %.6g, want %.6g", what, row_ids ? row_ids[i] : i, j, g, rr[j]);
@@ -512,7 +506,7 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
     for (size_t i = 0; i < rows; ++i) {
       const float *rr = ref + (ids[i] - (size_t)seq * ql * heads) * d;
       for (int j = 0; j < d; ++j) {
-        double g = bf16_value(got[ids[i] * d + j]), w = rr[j];
+        double g = km_bf16_to_float(got[ids[i] * d + j]), w = rr[j];
         acc->err2 += (g - w) * (g - w);
         acc->ref2 += w * w;
         acc->dot += g * w;
@@ -560,7 +554,7 @@ static void verify(km_bench *b, attn_run *r) {
   size_t bad = 0;
   for (int copy = r->copies - 1; copy >= 0; --copy) { /* copy 0 last: its outputs stay for the CPU slice */
     if (run_both(b, r, copy, got, naive, sel) != 0) return;
-    for (size_t i = 0; i < n; ++i) ref[i] = (float)bf16_value(fast_is_naive ? got[i] : naive[i]);
+    for (size_t i = 0; i < n; ++i) ref[i] = (float)km_bf16_to_float(fast_is_naive ? got[i] : naive[i]);
     bad += compare_rows(b, fast_is_naive ? "simple kernel vs decode kernel" : "decode kernel vs simple kernel",
                         fast_is_naive ? naive : got, ref, n / d, (int)d, NULL);
   }

@@ -7,16 +7,10 @@
 #include <string.h>
 
 #include "quant_ref.h"
-
-static double bf16_to_double(uint16_t x) {
-  uint32_t u = (uint32_t)x << 16;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
+#include "sparse_ref.h"
 
 double km_attn_ref_elem(const void *rows, size_t i, km_attn_ref_kv kv) {
-  if (kv == KM_REF_KV_BF16) return bf16_to_double(((const uint16_t *)rows)[i]);
+  if (kv == KM_REF_KV_BF16) return (double)km_bf16_to_float(((const uint16_t *)rows)[i]);
   return km_ref_fp8_decode(((const uint8_t *)rows)[i], kv == KM_REF_KV_E4M3 ? KM_REF_E4M3 : KM_REF_E5M2);
 }
 
@@ -54,7 +48,7 @@ void km_attn_ref_step(const km_attn_ref_shape *s, int ctx, const uint16_t *q, co
         for (int j = 0; j < n; ++j) {
           const size_t base = ((size_t)toks[j] * s->kv_heads + kvh) * d;
           double dot = 0;
-          for (int i = 0; i < d; ++i) dot += bf16_to_double(qr[i]) * km_attn_ref_elem(k_rows, base + i, s->kv);
+          for (int i = 0; i < d; ++i) dot += km_bf16_to_float(qr[i]) * km_attn_ref_elem(k_rows, base + i, s->kv);
           double ks = s->kv == KM_REF_KV_BF16 ? 1.0 : s->per_token ? k_sc[(size_t)toks[j] * s->kv_heads + kvh] : s->k_scale;
           w[j] = dot * ks * s->sm_scale;
           if (w[j] > mx) mx = w[j];

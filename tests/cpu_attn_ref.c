@@ -7,13 +7,8 @@
 
 #include "attn_decode.h"
 #include "attn_ref.h"
+#include "sparse_ref.h"
 #include "test_util.h"
-
-static uint16_t bf(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)(u >> 16); /* the values used here are exact in bf16 */
-}
 
 enum { D = 64 };
 
@@ -23,10 +18,10 @@ static void fill(int ctx, uint16_t *k, uint16_t *v, uint16_t *q, int q_len, floa
   for (int t = 0; t < ctx; ++t)
     for (int h = 0; h < 2; ++h)
       for (int i = 0; i < D; ++i) {
-        k[((size_t)t * 2 + h) * D + i] = bf((float)((int)(km_test_rng_next(&st) % 9) - 4) / 4.0f);
-        v[((size_t)t * 2 + h) * D + i] = bf(vfun(t, h, i));
+        k[((size_t)t * 2 + h) * D + i] = km_float_to_bf16((float)((int)(km_test_rng_next(&st) % 9) - 4) / 4.0f);
+        v[((size_t)t * 2 + h) * D + i] = km_float_to_bf16(vfun(t, h, i));
       }
-  for (int j = 0; j < q_len * 4 * D; ++j) q[j] = bf((float)((int)(km_test_rng_next(&st) % 9) - 4) / 2.0f);
+  for (int j = 0; j < q_len * 4 * D; ++j) q[j] = km_float_to_bf16((float)((int)(km_test_rng_next(&st) % 9) - 4) / 2.0f);
 }
 
 static float v_const(int t, int h, int i) { return h == 0 ? 1.5f : -2.0f; }
@@ -96,7 +91,7 @@ static void test_fp8(void) {
   memset(k, 0x38, sizeof k);
   memset(v, 0x38, sizeof v);
   uint16_t q[4 * D];
-  for (int i = 0; i < 4 * D; ++i) q[i] = bf(1.0f);
+  for (int i = 0; i < 4 * D; ++i) q[i] = km_float_to_bf16(1.0f);
   float ks[2] = {0.5f, 0.5f}, vs[2] = {0.25f, 4.0f}, out[4 * D];
   km_attn_ref_shape s = {4, 2, D, 1, 0, KM_REF_KV_E4M3, 1, 1, 1, 0.125f};
   km_attn_ref_step(&s, 1, q, k, v, ks, vs, NULL, 0, 2, out);

@@ -12,6 +12,7 @@
 #include "attn_baselines.h"
 #include "attn_decode.h"
 #include "attn_ref.h"
+#include "sparse_ref.h"
 #include "test_util.h"
 
 typedef struct tcase {
@@ -24,20 +25,6 @@ typedef struct tcase {
   int sparse_pages; /* > 0: random distinct pages (capped at each sequence's page count) */
   int chunk_tiles;  /* 0: the planner's choice */
 } tcase;
-
-static uint16_t to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (uint16_t)(u >> 16);
-}
-
-static float from_bf16(uint16_t x) {
-  uint32_t u = (uint32_t)x << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
 
 /* A random finite fp8 code of about unit size. */
 static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
@@ -85,8 +72,8 @@ static void run_case(const tcase *t, int check_naive) {
   for (size_t i = 0; i < n; ++i) {
     if (eb == 2) {
       float kx = km_test_rng_normal(&st) * (((i % d) % 32) == 7 ? 8.f : 1.f), vx = km_test_rng_normal(&st);
-      ((uint16_t *)kc)[i] = to_bf16(kx);
-      ((uint16_t *)vc)[i] = to_bf16(vx);
+      ((uint16_t *)kc)[i] = km_float_to_bf16(kx);
+      ((uint16_t *)vc)[i] = km_float_to_bf16(vx);
     } else {
       kc[i] = rand_fp8(&st, t->kv);
       vc[i] = rand_fp8(&st, t->kv);
@@ -99,7 +86,7 @@ static void run_case(const tcase *t, int check_naive) {
   const int per_token = t->kv != KM_ATTN_BF16 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD;
   const size_t qn = (size_t)t->batch * t->q_len * t->heads * d;
   uint16_t *q = malloc(qn * 2);
-  for (size_t i = 0; i < qn; ++i) q[i] = to_bf16(km_test_rng_normal(&st));
+  for (size_t i = 0; i < qn; ++i) q[i] = km_float_to_bf16(km_test_rng_normal(&st));
   /* selected pages: distinct, random, per (sequence, KV head) */
   int32_t *sel = NULL;
   int sp = t->sparse_pages;
@@ -195,12 +182,12 @@ static void run_case(const tcase *t, int check_naive) {
       double mx = 0;
       for (int j = 0; j < d; ++j) mx = fmax(mx, fabs(rr[j]));
       for (int j = 0; j < d; ++j) {
-        double e = fabs(from_bf16(got[o + j]) - rr[j]), e2 = fabs(from_bf16(got2[o + j]) - rr[j]);
+        double e = fabs(km_bf16_to_float(got[o + j]) - rr[j]), e2 = fabs(km_bf16_to_float(got2[o + j]) - rr[j]);
         if (!(e <= mx / 64 + 1e-6) && bad++ < 3)
-          fprintf(stderr, "  %s: seq %d row %d dim %d: got %g want %g\n", t->what, i, r, j, from_bf16(got[o + j]), rr[j]);
+          fprintf(stderr, "  %s: seq %d row %d dim %d: got %g want %g\n", t->what, i, r, j, km_bf16_to_float(got[o + j]), rr[j]);
         if (check_naive && !(e2 <= mx / 64 + 1e-6) && bad2++ < 3)
           fprintf(stderr, "  %s (simple kernel): seq %d row %d dim %d: got %g want %g\n", t->what, i, r, j,
-                  from_bf16(got2[o + j]), rr[j]);
+                  km_bf16_to_float(got2[o + j]), rr[j]);
       }
     }
     free(kr), free(vr), free(ksr), free(vsr), free(ref);
