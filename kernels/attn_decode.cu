@@ -385,7 +385,6 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
 
   // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
-  const int local = chunk - __ldg(p.seq_chunk0 + seq);
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -414,7 +413,7 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
           }
         }
       } else {
-        // partial slot: ((seq_chunk0 + local) * kv_heads + kvh) = item; rows of the group
+        // partial slot: the item (chunk * kv_heads + kvh), rows of the group
         float *po = p.part_o + ((size_t)item * p.rows + r) * D + c * (D / 4);
         const float f = inv * vscl;
 #pragma unroll
@@ -425,7 +424,6 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
                 make_float4(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, o[mt][j + 2][2 * h + e] * f,
                             o[mt][j + 3][2 * h + e] * f);
         if (c == 0) p.part_lse[(size_t)item * p.rows + r] = ls > 0.f ? m[mt][h] + log2f(ls) : -INFINITY;
-        (void)local;
       }
     }
 }
