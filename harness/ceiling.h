@@ -65,7 +65,7 @@ typedef struct km_ceiling_report {
   size_t bytes;
 } km_ceiling_report;
 
-/* Size of each of the two buffers: max(8 x L2, 1 GiB), reduced to fit a quarter of free memory. */
+/* Size of each of the two buffers: max(8 x L2, 8 GiB), reduced to fit a quarter of free memory. */
 size_t km_ceiling_bytes(size_t l2_bytes, size_t free_bytes);
 /* Measure everything the plan asks for. 0 ok; -1 with one line in err (a kernel that fails its check is
  * an error: no ceiling is taken from an unchecked kernel). */

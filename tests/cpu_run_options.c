@@ -18,8 +18,9 @@ static int parse(const char *const *args, int n, km_options *o, char *err, size_
 
 int main(void) {
   const size_t mib = (size_t)1 << 20, gib = (size_t)1 << 30;
-  KM_EXPECT(km_ceiling_bytes(60 * mib, 140 * gib) == gib);         /* H200: 8 x 60 MiB < 1 GiB */
-  KM_EXPECT(km_ceiling_bytes(256 * mib, 140 * gib) == 2 * gib);    /* a larger L2: 8x it */
+  KM_EXPECT(km_ceiling_bytes(60 * mib, 140 * gib) == 8 * gib);     /* H200: 8 x 60 MiB < 8 GiB */
+  KM_EXPECT(km_ceiling_bytes(2 * gib, 140 * gib) == 16 * gib);     /* a larger L2: 8x it */
+  KM_EXPECT(km_ceiling_bytes(60 * mib, 16 * gib) == 4 * gib);      /* a 16 GiB card: a quarter of it */
   KM_EXPECT(km_ceiling_bytes(60 * mib, 2 * gib) == 512 * mib);     /* a quarter of free memory */
   size_t odd = km_ceiling_bytes(60 * mib, 3 * gib + 12345);
   KM_EXPECT(odd % (64 * 1024) == 0 && odd <= (3 * gib + 12345) / 4 && odd > (3 * gib) / 4 - 64 * 1024);
