@@ -1,15 +1,17 @@
 // Decode attention over the paged cache (see attn_decode.h). One warp per work item (a chunk of 16-token
 // tiles of one (sequence, KV head)); four independent warps per CTA. The warp's rows are the q_len x group
-// query rows of its KV head, padded to m16 tiles; K and V tiles go from global memory straight into mma
-// fragments (no shared memory), so the loads are 16 bytes wide and every K/V byte is loaded once:
+// query rows of its KV head, padded to m16 tiles. Each thread copies the K and V bytes its own mma
+// fragments need (16-byte cp.async) into a private ring of NS tile slots in shared memory, NS - 1 tiles
+// ahead of the one it computes on, and reads them back itself (no barrier: a thread's cp.async writes are
+// visible to it after cp.async.wait_group; only per-token scales, loaded one per lane, are shared within
+// the warp). Every K/V byte is loaded once, and the bytes in flight no longer cost registers:
 //   S^T = Q K^T  (A = Q rows, B = K, k = head dims): thread (g = lane/4, c = lane%4) owns head dims
 //        [c*D/4, (c+1)*D/4) of K rows g and g+8 of the tile; the same permutation of the k index is applied
 //        to Q's fragment, which leaves the dot products unchanged.
 //   O += P V     (A = P from S's accumulators, B = V, k = tokens): thread owns dims [g*D/8, (g+1)*D/8) of V
 //        rows 2c, 2c+1, 2c+8, 2c+9; output columns are permuted so that each thread ends up holding the
 //        contiguous dims [c*D/4, (c+1)*D/4) of its rows, stored with 16-byte writes.
-// The next tile's K is loaded as soon as S is formed and its V as soon as P.V is issued (bytes in flight
-// across the softmax).
+// Bytes in flight per warp: (NS - 1) tiles (bf16 d128: 16 KiB), held in shared memory.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -92,25 +94,6 @@ struct Row {
 };
 
 template <int BYTES>
-__device__ __forceinline__ void load_row(Row<BYTES> &r, const char *p) {
-  if constexpr (BYTES % 16 == 0) {
-#pragma unroll
-    for (int k = 0; k < BYTES / 16; ++k) {
-      const uint4 x = __ldg(reinterpret_cast<const uint4 *>(p) + k);
-      r.w[4 * k] = x.x;
-      r.w[4 * k + 1] = x.y;
-      r.w[4 * k + 2] = x.z;
-      r.w[4 * k + 3] = x.w;
-    }
-  } else {
-    static_assert(BYTES == 8, "rows of 8 or 16k bytes");
-    const uint2 x = __ldg(reinterpret_cast<const uint2 *>(p));
-    r.w[0] = x.x;
-    r.w[1] = x.y;
-  }
-}
-
-template <int BYTES>
 __device__ __forceinline__ void zero_row(Row<BYTES> &r) {
 #pragma unroll
   for (int k = 0; k < BYTES / 4; ++k) r.w[k] = 0;
@@ -129,9 +112,17 @@ struct Tile {
   static constexpr int VDIMS = D / 8;
   static constexpr int VBYTES = VDIMS * EB;
   static constexpr bool F16 = KV != KM_ATTN_BF16;
-  // tiles in flight per warp: an fp8 tile is half the bytes, so twice as many keep the same bytes in flight
-  // (measured on the H200: two bf16 tiles lost 1-5%, registers)
-  static constexpr int PF = KV == KM_ATTN_BF16 ? 1 : 2;
+  // shared-memory ring: per thread and slot, 16-byte chunks (chunk q of lane l at (q * 32 + l) * 16, so a
+  // warp's 16-byte reads of one chunk are conflict-free): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
+  // 2c+9 (rows under 16 bytes take a whole chunk), then for fp8 one chunk of the warp's 32 per-token scales
+  static constexpr int KCH = KBYTES / 16;
+  static constexpr int VCH = VBYTES < 16 ? 1 : VBYTES / 16;
+  static constexpr int SCH = EB == 1 ? 1 : 0;
+  static constexpr int CH = 2 * KCH + 4 * VCH + SCH;
+  static constexpr int SLOT_BYTES = CH * 512;  // per warp
+  // slots per warp: ~24 KiB of ring per warp (eight warps per SM fit in shared memory), 2..4 slots
+  static constexpr int NS = 24576 / SLOT_BYTES < 2 ? 2 : 24576 / SLOT_BYTES > 4 ? 4 : 24576 / SLOT_BYTES;
+  static constexpr int SMEM = WARPS * NS * SLOT_BYTES;  // per CTA
   // per-token V scales are folded into P before it is rounded to fp16; scale x VSF keeps p x scale out of
   // fp16's subnormals (scales are ~amax / fp8 max: 1e-4 for e5m2), and the output is divided by VSF
   static constexpr float VSF = KV == KM_ATTN_FP8_E5M2 ? 8192.f : KV == KM_ATTN_FP8_E4M3 ? 64.f : 1.f;
@@ -163,11 +154,57 @@ __device__ __forceinline__ uint32_t v_frag(const uint32_t *lo, const uint32_t *h
 
 __device__ __forceinline__ float bf16_to_f32(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
 
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+template <int BYTES>
+__device__ __forceinline__ void cp_async(uint32_t dst, const void *src) {
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// A thread's row of BYTES from its chunks starting at `chunk` of a slot (see Tile).
+template <int BYTES>
+__device__ __forceinline__ void smem_row(Row<BYTES> &r, const char *slot, int chunk, int lane) {
+  if constexpr (BYTES % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) {
+      const uint4 x = *reinterpret_cast<const uint4 *>(slot + ((chunk + k) * 32 + lane) * 16);
+      r.w[4 * k] = x.x;
+      r.w[4 * k + 1] = x.y;
+      r.w[4 * k + 2] = x.z;
+      r.w[4 * k + 3] = x.w;
+    }
+  } else {
+    const uint2 x = *reinterpret_cast<const uint2 *>(slot + (chunk * 32 + lane) * 16);
+    r.w[0] = x.x;
+    r.w[1] = x.y;
+  }
+}
+
+// cp.async of a row of BYTES at src into the thread's chunks starting at `chunk` of a slot.
+template <int BYTES>
+__device__ __forceinline__ void issue_row(uint32_t slot, int chunk, int lane, const char *src) {
+  if constexpr (BYTES % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) cp_async<16>(slot + ((chunk + k) * 32 + lane) * 16, src + 16 * k);
+  } else {
+    cp_async<BYTES>(slot + (chunk * 32 + lane) * 16, src);
+  }
+}
+
 template <int D, int KV, int MT_>
 __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_>;
   constexpr int MT = T::M;
+  extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31;
+  char *ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
+  const uint32_t ring_s = smem_addr(ring);
   const int item = blockIdx.x * WARPS + (threadIdx.x >> 5);
   if (item >= p.items) return;
   const int g = lane >> 2, c = lane & 3;
@@ -243,13 +280,6 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
       list_row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
     }
   };
-  // a ring of PF tiles in flight: slot u holds K and V of tile i0 + u while the loop works through the
-  // ring, and is refilled with tile i0 + u + PF as soon as its K (then its V) has been consumed
-  constexpr int PF = T::PF;
-  Row<T::KBYTES> kr[PF][2];
-  Row<T::VBYTES> vr[PF][4];
-  long long slot_row[PF];
-  int slot_tile[PF];
   auto tile_row = [&](int i, int &tile) {
     const int src = (i - tb) & 31;
     tile = __shfl_sync(0xffffffffu, list_tile, src);
@@ -257,31 +287,45 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
     const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), src);
     return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
   };
-  auto load_k = [&](Row<T::KBYTES>(&k)[2], long long row0) {
-    const char *base = p.k + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + c * T::KBYTES;
-    load_row(k[0], base + (size_t)g * row_stride);
-    load_row(k[1], base + (size_t)(g + 8) * row_stride);
-  };
-  auto load_v = [&](Row<T::VBYTES>(&v)[4], long long row0) {
-    const char *base = p.v + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + g * T::VBYTES;
+  // the ring: slot u holds tile tb + u (mod NS); tile i + NS - 1 is issued into the slot tile i - 1 left
+  constexpr int NS = T::NS;
+  int slot_tile[NS];
+  auto issue = [&](int i, int u) {  // i < te, warp-uniform
+    if (((i - tb) & 31) == 0) load_list(i);  // slots already issued hold their rows: the old list is done with
+    const long long row0 = tile_row(i, slot_tile[u]);
+    const uint32_t slot = ring_s + u * T::SLOT_BYTES;
+    const char *kb = p.k + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + c * T::KBYTES;
+    issue_row<T::KBYTES>(slot, 0, lane, kb + (size_t)g * row_stride);
+    issue_row<T::KBYTES>(slot, T::KCH, lane, kb + (size_t)(g + 8) * row_stride);
+    const char *vb = p.v + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + g * T::VBYTES;
 #pragma unroll
-    for (int u = 0; u < 4; ++u) load_row(v[u], base + (size_t)(2 * c + (u & 1) + 8 * (u >> 1)) * row_stride);
+    for (int w = 0; w < 4; ++w)
+      issue_row<T::VBYTES>(slot, 2 * T::KCH + w * T::VCH, lane, vb + (size_t)(2 * c + (w & 1) + 8 * (w >> 1)) * row_stride);
+    if constexpr (T::SCH) {
+      if (p.per_token) {  // lane l: K scale (l < 16) or V scale of token l % 16, 4 bytes each, at l * 4
+        const float *src = (lane < 16 ? p.k_scale : p.v_scale) + ((size_t)row0 + (lane & 15)) * p.kv_heads + kvh;
+        cp_async<4>(slot + (2 * T::KCH + 4 * T::VCH) * 512 + lane * 4, src);
+      }
+    }
   };
 
-  if (tb < te) load_list(tb);
 #pragma unroll
-  for (int u = 0; u < PF; ++u)
-    if (tb + u < te) {
-      slot_row[u] = tile_row(tb + u, slot_tile[u]);
-      load_k(kr[u], slot_row[u]);
-      load_v(vr[u], slot_row[u]);
-    }
-  for (int i0 = tb; i0 < te; i0 += PF) {
+  for (int u = 0; u < NS - 1; ++u) {
+    if (tb + u < te) issue(tb + u, u);
+    cp_async_commit();
+  }
+  for (int i0 = tb; i0 < te; i0 += NS) {
 #pragma unroll
-    for (int u = 0; u < PF; ++u) {
+    for (int u = 0; u < NS; ++u) {
       const int i = i0 + u;
       if (i >= te) break;
-      const long long row = slot_row[u];
+      // the slot of tile i - 1 is free: every lane has read it (the scales are shared within the warp)
+      if constexpr (T::SCH) __syncwarp();
+      if (i + NS - 1 < te) issue(i + NS - 1, (u + NS - 1) % NS);
+      cp_async_commit();
+      cp_async_wait<NS - 1>();  // tile i's group is complete
+      if constexpr (T::SCH) __syncwarp();
+      const char *slot = ring + u * T::SLOT_BYTES;
       const int tok0 = slot_tile[u] * KM_ATTN_TILE;
       // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
       float s[MT][2][4];
@@ -290,33 +334,32 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
 #pragma unroll
         for (int t = 0; t < 2; ++t) s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0.f;
 #pragma unroll
-      for (int t = 0; t < 2; ++t)
+      for (int t = 0; t < 2; ++t) {
+        Row<T::KBYTES> kr;
+        smem_row(kr, slot, t * T::KCH, lane);
 #pragma unroll
         for (int ks = 0; ks < T::KSTEPS; ++ks) {
           uint32_t b0, b1;
-          k_frag<D, KV>(kr[u][t].w, ks, b0, b1);
+          k_frag<D, KV>(kr.w, ks, b0, b1);
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][t], qa[mt][ks], b0, b1);
         }
+      }
       // per-token scales of this thread's four tokens (2c + e + 8t)
       float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
-      if (p.per_token) {
+      if constexpr (T::SCH) {
+        if (p.per_token) {
+          const float *sc = reinterpret_cast<const float *>(slot + (2 * T::KCH + 4 * T::VCH) * 512);
 #pragma unroll
-        for (int t = 0; t < 2; ++t)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const size_t si = ((size_t)row + 8 * t + 2 * c + e) * p.kv_heads + kvh;
-            ksc[t][e] = __ldg(p.k_scale + si);
-            vsc[t][e] = __ldg(p.v_scale + si) * T::VSF;
+          for (int t = 0; t < 2; ++t) {
+            const float2 kk = *reinterpret_cast<const float2 *>(sc + 8 * t + 2 * c);
+            const float2 vv = *reinterpret_cast<const float2 *>(sc + 16 + 8 * t + 2 * c);
+            ksc[t][0] = kk.x;
+            ksc[t][1] = kk.y;
+            vsc[t][0] = vv.x * T::VSF;
+            vsc[t][1] = vv.y * T::VSF;
           }
-      }
-      // the slot's next tile: its K is in flight during the softmax
-      const int next = i + PF;
-      const bool more = next < te;
-      if (more) {
-        if (((next - tb) & 31) == 0) load_list(next);  // slots hold their rows: the old list is done with
-        slot_row[u] = tile_row(next, slot_tile[u]);
-        load_k(kr[u], slot_row[u]);
+        }
       }
       // ---- mask (only tiles that reach past a query's position or before a window), online softmax
       const bool edge = tok0 + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0 <= ctx - 1 - p.window);
@@ -367,21 +410,24 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
           pa[mt][2 + h] = pack_f32x2(pr[1][0] * vsc[1][0], pr[1][1] * vsc[1][1], T::F16);  // k 2c+8, 2c+9
         }
       // ---- O += P V; V rows past the context are zeroed (the pool may hold anything there)
+      Row<T::VBYTES> vr[4];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) smem_row(vr[w], slot, 2 * T::KCH + w * T::VCH, lane);
       if (tok0 + KM_ATTN_TILE > ctx) {
 #pragma unroll
         for (int w = 0; w < 4; ++w)
-          if (tok0 + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[u][w]);
+          if (tok0 + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
       }
 #pragma unroll
       for (int j = 0; j < T::NT; ++j) {
-        const uint32_t b0 = v_frag<KV>(vr[u][0].w, vr[u][1].w, j);
-        const uint32_t b1 = v_frag<KV>(vr[u][2].w, vr[u][3].w, j);
+        const uint32_t b0 = v_frag<KV>(vr[0].w, vr[1].w, j);
+        const uint32_t b1 = v_frag<KV>(vr[2].w, vr[3].w, j);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
       }
-      if (more) load_v(vr[u], slot_row[u]);
     }
   }
+  cp_async_wait<0>();  // no copy outlives the kernel
 
   // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
@@ -499,39 +545,54 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Param
     *reinterpret_cast<uint32_t *>(orow + e) = pack_f32x2(out[e] * inv, out[e + 1] * inv, false);
 }
 
+// A decode kernel and the dynamic shared memory (its slot ring) it launches with.
+struct Kern {
+  const void *fn;
+  int smem;
+};
+
 template <int D, int KV, int MT>
-const void *kernel_ptr() {
-  return reinterpret_cast<const void *>(&decode_kernel<D, KV, MT>);
+Kern kernel_ptr() {
+  using T = Tile<D, KV, MT>;
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT>);
+  // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
+  static const cudaError_t set =
+      cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
+  (void)set;
+  return Kern{fn, T::SMEM};
 }
 
 template <int D, int KV>
-const void *kernel_for_mt(int mt) {
+Kern kernel_for_mt(int mt) {
   if constexpr (D == 256)
-    return mt == 0 ? kernel_ptr<D, KV, 0>() : mt == 1 ? kernel_ptr<D, KV, 1>() : nullptr;
+    return mt == 0 ? kernel_ptr<D, KV, 0>() : mt == 1 ? kernel_ptr<D, KV, 1>() : Kern{nullptr, 0};
   else
-    return mt == 0 ? kernel_ptr<D, KV, 0>() : mt == 1 ? kernel_ptr<D, KV, 1>() : mt == 2 ? kernel_ptr<D, KV, 2>() : nullptr;
+    return mt == 0   ? kernel_ptr<D, KV, 0>()
+           : mt == 1 ? kernel_ptr<D, KV, 1>()
+           : mt == 2 ? kernel_ptr<D, KV, 2>()
+                     : Kern{nullptr, 0};
 }
 
 template <int D>
-const void *kernel_for_kv(km_attn_kv kv, int mt) {
+Kern kernel_for_kv(km_attn_kv kv, int mt) {
   switch (kv) {
     case KM_ATTN_BF16: return kernel_for_mt<D, KM_ATTN_BF16>(mt);
     case KM_ATTN_FP8_E4M3: return kernel_for_mt<D, KM_ATTN_FP8_E4M3>(mt);
     case KM_ATTN_FP8_E5M2: return kernel_for_mt<D, KM_ATTN_FP8_E5M2>(mt);
-    default: return nullptr;
+    default: return Kern{nullptr, 0};
   }
 }
 
 int rows_of(const km_attn_shape *s) { return s->q_len * (s->num_heads / s->num_kv_heads); }
 int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s) + 15) / 16; }
 
-const void *decode_for(const km_attn_shape *s) {
+Kern decode_for(const km_attn_shape *s) {
   const int mt = mtiles_of(s);
   switch (s->head_dim) {
     case 64: return kernel_for_kv<64>(s->kv, mt);
     case 128: return kernel_for_kv<128>(s->kv, mt);
     case 256: return kernel_for_kv<256>(s->kv, mt);
-    default: return nullptr;
+    default: return Kern{nullptr, 0};
   }
 }
 
@@ -616,10 +677,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
 }
 
 extern "C" int km_attn_target_warps(const km_attn_shape *s, int device) {
-  const void *k = decode_for(s);
+  const Kern k = decode_for(s);
   int sms = 0, blocks = 0;
-  if (!k || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, WARPS * 32, 0) != cudaSuccess)
+  if (!k.fn || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.fn, WARPS * 32, (size_t)k.smem) != cudaSuccess)
     return 0;
   return sms * blocks * WARPS;
 }
@@ -746,8 +807,8 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
 
 extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args *a, cudaStream_t stream) {
   const km_attn_shape *s = &pl->shape;
-  const void *k = decode_for(s);
-  if (!k || !pl->d_arrays) return cudaErrorInvalidValue;
+  const Kern k = decode_for(s);
+  if (!k.fn || !pl->d_arrays) return cudaErrorInvalidValue;
   if (s->kv != KM_ATTN_BF16 && (!a->k_scale || !a->v_scale)) return cudaErrorInvalidValue;
   if (pl->sparse_pages > 0 && !a->selected) return cudaErrorInvalidValue;
   if (pl->split && !a->workspace) return cudaErrorInvalidValue;
@@ -786,7 +847,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   }
   void *args[] = {&p};
   const unsigned grid = (unsigned)((p.items + WARPS - 1) / WARPS);
-  cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(WARPS * 32), args, 0, stream);
+  cudaError_t e = cudaLaunchKernel(k.fn, dim3(grid), dim3(WARPS * 32), args, (size_t)k.smem, stream);
   if (e != cudaSuccess || !pl->split) return e;
   int batch = pl->batch;
   void *cargs[] = {&p, &batch};

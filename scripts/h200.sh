@@ -2,7 +2,7 @@
 # One call on the GPU machine: unpack cJSON, xxHash and, where the machine lacks them, OpenSSL's
 # development files (carried as .deb files in .deps/), build for sm_80 and
 # sm_90, run the tests (GPU ones included), the benchmarks and compute-sanitizer, and leave logs and
-# results under $OUT. Stages: build tests quick arch80v full repeat sanitize (default: all); arch80v builds
+# results under $OUT. Stages: build tests quick arch80v full repeat sanitize profile (default: all but profile); arch80v builds
 # a second tree for CMAKE_CUDA_ARCHITECTURES=80-virtual (the A100's code paths, JIT-compiled on this card)
 # and runs its GPU tests and its --quick run beside the first. Prints a short table last.
 set -uo pipefail
@@ -125,6 +125,22 @@ if has sanitize; then
   # every --quick case under each tool: memcheck and synccheck at full size, racecheck and initcheck
   # (10-100x slower per byte) with --smoke; KM_SAN_FILTER narrows all four when set
   KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-300} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
+fi
+if has profile; then
+  # Nsight Compute over the kernels of the cases KM_PROFILE_FILTER selects (--smoke: each verified, then
+  # launched once), KM_PROFILE_KERNELS (regex, default: every kernel) at most KM_PROFILE_COUNT launches;
+  # clocks left alone. The report's text goes to profile.txt.
+  ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [ -z "${KM_PROFILE_FILTER:-}" ] || [ -z "$ncu_bin" ]; then
+    note "profile: skipped (${ncu_bin:+set KM_PROFILE_FILTER}${ncu_bin:-no ncu on this machine})"
+  else
+    t0=$(date +%s%N)
+    timeout -s INT 240 "$ncu_bin" --clock-control none ${KM_PROFILE_KERNELS:+-k "regex:$KM_PROFILE_KERNELS"} \
+      -c "${KM_PROFILE_COUNT:-4}" --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+      --section WarpStateStats --section SchedulerStats --section LaunchStats \
+      ./micro --smoke --filter "$KM_PROFILE_FILTER" -- --benchmark_color=false >"$OUT/profile.txt" 2>&1
+    note "profile: exit $? in $(elapsed "$t0") s"
+  fi
 fi
 # at most 8 files come back: the results stay whole (the two --quick runs side by side), the logs travel in one archive
 (cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt 2>/dev/null | grep -v '^summary.txt$'))
