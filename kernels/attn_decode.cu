@@ -1,10 +1,9 @@
 // Decode attention over the paged cache (see attn_decode.h). One warp per work item (a chunk of 16-token
 // tiles of one (sequence, KV head)); four independent warps per CTA. The warp's rows are the q_len x group
-// query rows of its KV head, padded to m16 tiles. Each thread copies the K and V bytes its own mma
-// fragments need (16-byte cp.async) into a private ring of NS tile slots in shared memory, NS - 1 tiles
-// ahead of the one it computes on, and reads them back itself (no barrier: a thread's cp.async writes are
-// visible to it after cp.async.wait_group; only per-token scales, loaded one per lane, are shared within
-// the warp). Every K/V byte is loaded once, and the bytes in flight no longer cost registers:
+// query rows of its KV head, padded to m16 tiles. The warp copies each tile's K and V rows (and per-token
+// scales) with coalesced 16-byte cp.async into its ring of NS tile slots in shared memory, NS - 1 tiles
+// ahead of the one it computes on; the bytes land where each lane's mma fragments read them (issue_tile).
+// Every K/V byte is loaded once, and the bytes in flight cost no registers:
 //   S^T = Q K^T  (A = Q rows, B = K, k = head dims): thread (g = lane/4, c = lane%4) owns head dims
 //        [c*D/4, (c+1)*D/4) of K rows g and g+8 of the tile; the same permutation of the k index is applied
 //        to Q's fragment, which leaves the dot products unchanged.
@@ -120,8 +119,9 @@ struct Tile {
   static constexpr int SCH = EB == 1 ? 1 : 0;
   static constexpr int CH = 2 * KCH + 4 * VCH + SCH;
   static constexpr int SLOT_BYTES = CH * 512;  // per warp
-  // slots per warp: ~24 KiB of ring per warp (eight warps per SM fit in shared memory), 2..4 slots
-  static constexpr int NS = 24576 / SLOT_BYTES < 2 ? 2 : 24576 / SLOT_BYTES > 4 ? 4 : 24576 / SLOT_BYTES;
+  // slots per warp: ~24 KiB of ring per warp (eight warps per SM fit in shared memory), 2..6 slots (an fp8
+  // slot is about half a bf16 one, so both keep ~16 KiB ahead at head_dim 128)
+  static constexpr int NS = 24576 / SLOT_BYTES < 2 ? 2 : 24576 / SLOT_BYTES > 6 ? 6 : 24576 / SLOT_BYTES;
   static constexpr int SMEM = WARPS * NS * SLOT_BYTES;  // per CTA
   // per-token V scales are folded into P before it is rounded to fp16; scale x VSF keeps p x scale out of
   // fp16's subnormals (scales are ~amax / fp8 max: 1e-4 for e5m2), and the output is divided by VSF
@@ -186,14 +186,35 @@ __device__ __forceinline__ void smem_row(Row<BYTES> &r, const char *slot, int ch
   }
 }
 
-// cp.async of a row of BYTES at src into the thread's chunks starting at `chunk` of a slot.
-template <int BYTES>
-__device__ __forceinline__ void issue_row(uint32_t slot, int chunk, int lane, const char *src) {
-  if constexpr (BYTES % 16 == 0) {
+// cp.async of one 16-token tile of a head's K and V rows (RB = D x element bytes each, `stride` bytes apart)
+// into a slot, coalesced: each copy instruction takes whole rows (32 lanes x 16 bytes; V rows under 16
+// bytes per consumer in pieces of VBYTES), and every piece lands in the chunk of the lane whose fragment
+// needs it (see Tile). So the warp's copies fetch every 32-byte sector once, and a lane reads back bytes
+// other lanes copied: the warp synchronises between the wait and the reads.
+template <typename T>
+__device__ __forceinline__ void issue_tile(uint32_t slot, int lane, const char *k0, const char *v0, size_t stride) {
+  constexpr int RB = T::KBYTES * 4;
+  {
+    constexpr int LPR = RB / 16, RPS = 32 / LPR;  // lanes per row, rows per step
+    const int o = (lane % LPR) * 16, c = o / T::KBYTES, q = (o % T::KBYTES) / 16;
 #pragma unroll
-    for (int k = 0; k < BYTES / 16; ++k) cp_async<16>(slot + ((chunk + k) * 32 + lane) * 16, src + 16 * k);
-  } else {
-    cp_async<BYTES>(slot + (chunk * 32 + lane) * 16, src);
+    for (int st = 0; st < KM_ATTN_TILE / RPS; ++st) {
+      const int r = st * RPS + lane / LPR;
+      const int dst_lane = (r & 7) * 4 + c, chunk = (r >> 3) * T::KCH + q;
+      cp_async<16>(slot + (chunk * 32 + dst_lane) * 16, k0 + (size_t)r * stride + o);
+    }
+  }
+  {
+    constexpr int P = T::VBYTES < 16 ? T::VBYTES : 16;
+    constexpr int LPR = RB / P, RPS = 32 / LPR;
+    const int o = (lane % LPR) * P, g = o / T::VBYTES, q = (o % T::VBYTES) / 16;
+#pragma unroll
+    for (int st = 0; st < KM_ATTN_TILE / RPS; ++st) {
+      const int r = st * RPS + lane / LPR;
+      const int dst_lane = g * 4 + ((r & 7) >> 1), w = (r & 1) + 2 * (r >> 3);
+      const int chunk = 2 * T::KCH + w * T::VCH + q;
+      cp_async<P>(slot + (chunk * 32 + dst_lane) * 16, v0 + (size_t)r * stride + o);
+    }
   }
 }
 
@@ -294,13 +315,8 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
     if (((i - tb) & 31) == 0) load_list(i);  // slots already issued hold their rows: the old list is done with
     const long long row0 = tile_row(i, slot_tile[u]);
     const uint32_t slot = ring_s + u * T::SLOT_BYTES;
-    const char *kb = p.k + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + c * T::KBYTES;
-    issue_row<T::KBYTES>(slot, 0, lane, kb + (size_t)g * row_stride);
-    issue_row<T::KBYTES>(slot, T::KCH, lane, kb + (size_t)(g + 8) * row_stride);
-    const char *vb = p.v + ((size_t)row0 * p.kv_heads + kvh) * D * T::EB + g * T::VBYTES;
-#pragma unroll
-    for (int w = 0; w < 4; ++w)
-      issue_row<T::VBYTES>(slot, 2 * T::KCH + w * T::VCH, lane, vb + (size_t)(2 * c + (w & 1) + 8 * (w >> 1)) * row_stride);
+    const size_t first = ((size_t)row0 * p.kv_heads + kvh) * D * T::EB;
+    issue_tile<T>(slot, lane, p.k + first, p.v + first, row_stride);
     if constexpr (T::SCH) {
       if (p.per_token) {  // lane l: K scale (l < 16) or V scale of token l % 16, 4 bytes each, at l * 4
         const float *src = (lane < 16 ? p.k_scale : p.v_scale) + ((size_t)row0 + (lane & 15)) * p.kv_heads + kvh;
@@ -319,12 +335,12 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
     for (int u = 0; u < NS; ++u) {
       const int i = i0 + u;
       if (i >= te) break;
-      // the slot of tile i - 1 is free: every lane has read it (the scales are shared within the warp)
-      if constexpr (T::SCH) __syncwarp();
+      // the slot of tile i - 1 is free once every lane has read it
+      __syncwarp();
       if (i + NS - 1 < te) issue(i + NS - 1, (u + NS - 1) % NS);
       cp_async_commit();
-      cp_async_wait<NS - 1>();  // tile i's group is complete
-      if constexpr (T::SCH) __syncwarp();
+      cp_async_wait<NS - 1>();  // this lane's copies of tile i are complete
+      __syncwarp();             // and every lane's: the slot is the warp's
       const char *slot = ring + u * T::SLOT_BYTES;
       const int tok0 = slot_tile[u] * KM_ATTN_TILE;
       // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
