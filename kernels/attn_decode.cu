@@ -1,21 +1,21 @@
 // Decode attention over the paged cache (see attn_decode.h). One warp per work item (a chunk of 16-token
 // tiles of one (sequence, KV head)); four independent warps per CTA. The warp's rows are the q_len x group
-// query rows of its KV head, padded to m16 tiles. The warp copies each tile's K and V rows (and per-token
-// scales) with coalesced 16-byte cp.async into its ring of NS tile slots in shared memory, NS - 1 tiles
-// ahead of the one it computes on; the bytes land where each lane's mma fragments read them (issue_tile).
-// Every K/V byte is loaded once, and the bytes in flight cost no registers:
+// query rows of its KV head, padded to m16 tiles. Tiles come from one of two sources (the shape's pipe):
+// straight from global memory into each thread's fragment registers with 16-byte loads, one or two tiles
+// ahead (RegSource), or through a ring of shared-memory slots the warp fills with coalesced cp.async, NS - 1
+// tiles ahead (RingSource). Every K/V byte is loaded once; the fragments are:
 //   S^T = Q K^T  (A = Q rows, B = K, k = head dims): thread (g = lane/4, c = lane%4) owns head dims
 //        [c*D/4, (c+1)*D/4) of K rows g and g+8 of the tile; the same permutation of the k index is applied
 //        to Q's fragment, which leaves the dot products unchanged.
 //   O += P V     (A = P from S's accumulators, B = V, k = tokens): thread owns dims [g*D/8, (g+1)*D/8) of V
 //        rows 2c, 2c+1, 2c+8, 2c+9; output columns are permuted so that each thread ends up holding the
 //        contiguous dims [c*D/4, (c+1)*D/4) of its rows, stored with 16-byte writes.
-// Bytes in flight per warp: (NS - 1) tiles (bf16 d128: 16 KiB), held in shared memory.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include <math.h>
+#include <type_traits>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +93,25 @@ struct Row {
 };
 
 template <int BYTES>
+__device__ __forceinline__ void load_row(Row<BYTES> &r, const char *p) {
+  if constexpr (BYTES % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) {
+      const uint4 x = __ldg(reinterpret_cast<const uint4 *>(p) + k);
+      r.w[4 * k] = x.x;
+      r.w[4 * k + 1] = x.y;
+      r.w[4 * k + 2] = x.z;
+      r.w[4 * k + 3] = x.w;
+    }
+  } else {
+    static_assert(BYTES == 8, "rows of 8 or 16k bytes");
+    const uint2 x = __ldg(reinterpret_cast<const uint2 *>(p));
+    r.w[0] = x.x;
+    r.w[1] = x.y;
+  }
+}
+
+template <int BYTES>
 __device__ __forceinline__ void zero_row(Row<BYTES> &r) {
 #pragma unroll
   for (int k = 0; k < BYTES / 4; ++k) r.w[k] = 0;
@@ -111,8 +130,12 @@ struct Tile {
   static constexpr int VDIMS = D / 8;
   static constexpr int VBYTES = VDIMS * EB;
   static constexpr bool F16 = KV != KM_ATTN_BF16;
-  // shared-memory ring: per thread and slot, 16-byte chunks (chunk q of lane l at (q * 32 + l) * 16, so a
-  // warp's 16-byte reads of one chunk are conflict-free): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
+  // register source: tiles in flight per warp (an fp8 tile is half the bytes, so twice as many keep the same
+  // bytes in flight; measured on the H200: two bf16 tiles lost 1-5%, registers)
+  static constexpr int PF = KV == KM_ATTN_BF16 ? 1 : 2;
+  // shared-memory ring: per thread and slot, 16-byte chunks (chunk q of lane l at (q * 32 + (l ^ (q & 7))) *
+  // 16: a warp's 16-byte reads of one chunk are conflict-free, and so are the copies' writes, which put
+  // pieces of four neighbouring chunks at the same lane positions): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
   // 2c+9 (rows under 16 bytes take a whole chunk), then for fp8 one chunk of the warp's 32 per-token scales
   static constexpr int KCH = KBYTES / 16;
   static constexpr int VCH = VBYTES < 16 ? 1 : VBYTES / 16;
@@ -167,20 +190,23 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// Byte offset of lane `lane`'s piece of chunk `chunk` in a slot (see Tile).
+__device__ __forceinline__ int chunk_off(int chunk, int lane) { return (chunk * 32 + (lane ^ (chunk & 7))) * 16; }
+
 // A thread's row of BYTES from its chunks starting at `chunk` of a slot (see Tile).
 template <int BYTES>
 __device__ __forceinline__ void smem_row(Row<BYTES> &r, const char *slot, int chunk, int lane) {
   if constexpr (BYTES % 16 == 0) {
 #pragma unroll
     for (int k = 0; k < BYTES / 16; ++k) {
-      const uint4 x = *reinterpret_cast<const uint4 *>(slot + ((chunk + k) * 32 + lane) * 16);
+      const uint4 x = *reinterpret_cast<const uint4 *>(slot + chunk_off(chunk + k, lane));
       r.w[4 * k] = x.x;
       r.w[4 * k + 1] = x.y;
       r.w[4 * k + 2] = x.z;
       r.w[4 * k + 3] = x.w;
     }
   } else {
-    const uint2 x = *reinterpret_cast<const uint2 *>(slot + (chunk * 32 + lane) * 16);
+    const uint2 x = *reinterpret_cast<const uint2 *>(slot + chunk_off(chunk, lane));
     r.w[0] = x.x;
     r.w[1] = x.y;
   }
@@ -201,7 +227,7 @@ __device__ __forceinline__ void issue_tile(uint32_t slot, int lane, const char *
     for (int st = 0; st < KM_ATTN_TILE / RPS; ++st) {
       const int r = st * RPS + lane / LPR;
       const int dst_lane = (r & 7) * 4 + c, chunk = (r >> 3) * T::KCH + q;
-      cp_async<16>(slot + (chunk * 32 + dst_lane) * 16, k0 + (size_t)r * stride + o);
+      cp_async<16>(slot + chunk_off(chunk, dst_lane), k0 + (size_t)r * stride + o);
     }
   }
   {
@@ -213,19 +239,186 @@ __device__ __forceinline__ void issue_tile(uint32_t slot, int lane, const char *
       const int r = st * RPS + lane / LPR;
       const int dst_lane = g * 4 + ((r & 7) >> 1), w = (r & 1) + 2 * (r >> 3);
       const int chunk = 2 * T::KCH + w * T::VCH + q;
-      cp_async<P>(slot + (chunk * 32 + dst_lane) * 16, v0 + (size_t)r * stride + o);
+      cp_async<P>(slot + chunk_off(chunk, dst_lane), v0 + (size_t)r * stride + o);
     }
   }
 }
 
-template <int D, int KV, int MT_>
+// What both tile sources need of the work item: where its tiles are (the chunk's tile list, 32 at a time
+// in lanes: lane j holds (tile index, pool row of its token 0) of tile base + j), and where its K/V rows are.
+struct Item {
+  const Params *p;
+  const int32_t *table, *sel;
+  size_t row_stride;  // bytes between tokens of one head
+  int lane, g, c, kvh, tb, te;
+  int list_tile;
+  long long list_row;
+
+  __device__ __forceinline__ void load_list(int base) {
+    const int i = base + lane;
+    if (i < te) {
+      list_tile = sel ? __ldg(sel + i) : i;
+      const int tok = list_tile * KM_ATTN_TILE;
+      list_row = (long long)__ldg(table + tok / p->block_size) * p->block_size + tok % p->block_size;
+    }
+  }
+  // Tile i's pool row of token 0 (and its tile index); warp-uniform i, tiles asked for in order.
+  __device__ __forceinline__ long long tile_row(int i, int &tile) {
+    if (((i - tb) & 31) == 0) load_list(i);  // tiles asked for earlier hold their rows: the old list is done with
+    const int src = (i - tb) & 31;
+    tile = __shfl_sync(0xffffffffu, list_tile, src);
+    const int lo = __shfl_sync(0xffffffffu, (int)(list_row & 0xffffffff), src);
+    const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), src);
+    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
+  }
+  // Offset of the head's row `row` in the K or V pool.
+  __device__ __forceinline__ size_t head_row(long long row, int row_bytes) const {
+    return ((size_t)row * p->kv_heads + kvh) * row_bytes;
+  }
+};
+
+// Tile source 1 (KM_ATTN_PIPE_REGISTERS): K and V straight from global memory into each thread's fragment
+// registers, PF tiles in flight: slot u holds tile i0 + u while the loop works through the ring, and is
+// refilled with tile i0 + u + PF as soon as its K (then its V) has been consumed. Per-token scales travel
+// with their tile's K.
+template <typename T>
+struct RegSource {
+  static constexpr int N = T::PF;
+  Row<T::KBYTES> kr[N][2];
+  Row<T::VBYTES> vr[N][4];
+  long long row[N];
+  int tile[N];
+  float ksc[N][2][2], vsc[N][2][2];
+
+  __device__ __forceinline__ void load_k(Item &it, int u) {
+    const char *base = it.p->k + it.head_row(row[u], T::KBYTES * 4) + it.c * T::KBYTES;
+    load_row(kr[u][0], base + (size_t)it.g * it.row_stride);
+    load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
+    if constexpr (T::EB == 1) {
+      if (it.p->per_token) {
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const size_t si = ((size_t)row[u] + 8 * t + 2 * it.c + e) * it.p->kv_heads + it.kvh;
+            ksc[u][t][e] = __ldg(it.p->k_scale + si);
+            vsc[u][t][e] = __ldg(it.p->v_scale + si) * T::VSF;
+          }
+      }
+    }
+  }
+  __device__ __forceinline__ void load_v(Item &it, int u) {
+    const char *base = it.p->v + it.head_row(row[u], T::KBYTES * 4) + it.g * T::VBYTES;
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+      load_row(vr[u][w], base + (size_t)(2 * it.c + (w & 1) + 8 * (w >> 1)) * it.row_stride);
+  }
+  __device__ __forceinline__ void start(Item &it) {
+#pragma unroll
+    for (int u = 0; u < N; ++u)
+      if (it.tb + u < it.te) {
+        row[u] = it.tile_row(it.tb + u, tile[u]);
+        load_k(it, u);
+        load_v(it, u);
+      }
+  }
+  __device__ __forceinline__ void arrive(Item &, int, int) {}
+  __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
+  __device__ __forceinline__ void k_row(Item &, int u, int t, Row<T::KBYTES> &r) const { r = kr[u][t]; }
+  __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        k[t][e] = ksc[u][t][e];
+        v[t][e] = vsc[u][t][e];
+      }
+  }
+  // K of tile i is consumed: the slot's next tile's K is in flight during the softmax
+  __device__ __forceinline__ void after_s(Item &it, int i, int u) {
+    if (i + N < it.te) {
+      row[u] = it.tile_row(i + N, tile[u]);
+      load_k(it, u);
+    }
+  }
+  __device__ __forceinline__ void v_rows(Item &, int u, Row<T::VBYTES> (&v)[4]) const {
+#pragma unroll
+    for (int w = 0; w < 4; ++w) v[w] = vr[u][w];
+  }
+  __device__ __forceinline__ void after_pv(Item &it, int i, int u) {
+    if (i + N < it.te) load_v(it, u);
+  }
+  __device__ __forceinline__ void finish() {}
+};
+
+// Tile source 2 (KM_ATTN_PIPE_SMEM_RING): the warp copies each tile with coalesced cp.async into its ring
+// of NS slots in shared memory (issue_tile), NS - 1 tiles ahead of the one it computes on; slot u holds
+// tile tb + u (mod NS), and tile i + NS - 1 goes into the slot tile i - 1 left.
+template <typename T>
+struct RingSource {
+  static constexpr int N = T::NS;
+  char *ring;
+  uint32_t ring_s;
+  int tile[N];
+
+  __device__ __forceinline__ void issue(Item &it, int i, int u) {
+    const long long row0 = it.tile_row(i, tile[u]);
+    const uint32_t slot = ring_s + u * T::SLOT_BYTES;
+    const size_t first = it.head_row(row0, T::KBYTES * 4);
+    issue_tile<T>(slot, it.lane, it.p->k + first, it.p->v + first, it.row_stride);
+    if constexpr (T::SCH) {
+      if (it.p->per_token) {  // lane l: K scale (l < 16) or V scale of token l % 16, 4 bytes each, at l * 4
+        const float *src = (it.lane < 16 ? it.p->k_scale : it.p->v_scale) +
+                           ((size_t)row0 + (it.lane & 15)) * it.p->kv_heads + it.kvh;
+        cp_async<4>(slot + (2 * T::KCH + 4 * T::VCH) * 512 + it.lane * 4, src);
+      }
+    }
+  }
+  __device__ __forceinline__ void start(Item &it) {
+#pragma unroll
+    for (int u = 0; u < N - 1; ++u) {
+      if (it.tb + u < it.te) issue(it, it.tb + u, u);
+      cp_async_commit();
+    }
+  }
+  __device__ __forceinline__ void arrive(Item &it, int i, int u) {
+    __syncwarp();  // the slot of tile i - 1 is free once every lane has read it
+    if (i + N - 1 < it.te) issue(it, i + N - 1, (u + N - 1) % N);
+    cp_async_commit();
+    cp_async_wait<N - 1>();  // this lane's copies of tile i are complete
+    __syncwarp();            // and every lane's: the slot is the warp's
+  }
+  __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
+  __device__ __forceinline__ void k_row(Item &it, int u, int t, Row<T::KBYTES> &r) const {
+    smem_row(r, ring + u * T::SLOT_BYTES, t * T::KCH, it.lane);
+  }
+  __device__ __forceinline__ void scales(Item &it, int u, float (&k)[2][2], float (&v)[2][2]) const {
+    const float *sc = reinterpret_cast<const float *>(ring + u * T::SLOT_BYTES + (2 * T::KCH + 4 * T::VCH) * 512);
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const float2 kk = *reinterpret_cast<const float2 *>(sc + 8 * t + 2 * it.c);
+      const float2 vv = *reinterpret_cast<const float2 *>(sc + 16 + 8 * t + 2 * it.c);
+      k[t][0] = kk.x;
+      k[t][1] = kk.y;
+      v[t][0] = vv.x * T::VSF;
+      v[t][1] = vv.y * T::VSF;
+    }
+  }
+  __device__ __forceinline__ void after_s(Item &, int, int) {}
+  __device__ __forceinline__ void v_rows(Item &it, int u, Row<T::VBYTES> (&v)[4]) const {
+#pragma unroll
+    for (int w = 0; w < 4; ++w) smem_row(v[w], ring + u * T::SLOT_BYTES, 2 * T::KCH + w * T::VCH, it.lane);
+  }
+  __device__ __forceinline__ void after_pv(Item &, int, int) {}
+  __device__ __forceinline__ void finish() { cp_async_wait<0>(); }  // no copy outlives the kernel
+};
+
+template <int D, int KV, int MT_, int PIPE>
 __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_>;
   constexpr int MT = T::M;
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31;
-  char *ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
-  const uint32_t ring_s = smem_addr(ring);
   const int item = blockIdx.x * WARPS + (threadIdx.x >> 5);
   if (item >= p.items) return;
   const int g = lane >> 2, c = lane & 3;
@@ -287,62 +480,24 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
   if (p.per_token) vscl = 1.f / T::VSF;
   const float s_log2 = p.scale_log2 * kscl;
 
-  const size_t row_stride = (size_t)p.kv_heads * D * T::EB;  // bytes between tokens of one head
-  const int32_t *table = p.table + (size_t)seq * p.mbps;
-  const int32_t *sel = p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr;
-  // the chunk's tile list, 32 at a time in lanes: lane j holds tile (tile index, pool row of its token 0)
-  int list_tile = 0;
-  long long list_row = 0;
-  auto load_list = [&](int base) {
-    const int i = base + lane;
-    if (i < te) {
-      list_tile = sel ? __ldg(sel + i) : i;
-      const int tok = list_tile * KM_ATTN_TILE;
-      list_row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
-    }
-  };
-  auto tile_row = [&](int i, int &tile) {
-    const int src = (i - tb) & 31;
-    tile = __shfl_sync(0xffffffffu, list_tile, src);
-    const int lo = __shfl_sync(0xffffffffu, (int)(list_row & 0xffffffff), src);
-    const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), src);
-    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
-  };
-  // the ring: slot u holds tile tb + u (mod NS); tile i + NS - 1 is issued into the slot tile i - 1 left
-  constexpr int NS = T::NS;
-  int slot_tile[NS];
-  auto issue = [&](int i, int u) {  // i < te, warp-uniform
-    if (((i - tb) & 31) == 0) load_list(i);  // slots already issued hold their rows: the old list is done with
-    const long long row0 = tile_row(i, slot_tile[u]);
-    const uint32_t slot = ring_s + u * T::SLOT_BYTES;
-    const size_t first = ((size_t)row0 * p.kv_heads + kvh) * D * T::EB;
-    issue_tile<T>(slot, lane, p.k + first, p.v + first, row_stride);
-    if constexpr (T::SCH) {
-      if (p.per_token) {  // lane l: K scale (l < 16) or V scale of token l % 16, 4 bytes each, at l * 4
-        const float *src = (lane < 16 ? p.k_scale : p.v_scale) + ((size_t)row0 + (lane & 15)) * p.kv_heads + kvh;
-        cp_async<4>(slot + (2 * T::KCH + 4 * T::VCH) * 512 + lane * 4, src);
-      }
-    }
-  };
-
-#pragma unroll
-  for (int u = 0; u < NS - 1; ++u) {
-    if (tb + u < te) issue(tb + u, u);
-    cp_async_commit();
+  Item it{&p, p.table + (size_t)seq * p.mbps,
+          p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr,
+          (size_t)p.kv_heads * D * T::EB, lane, g, c, kvh, tb, te, 0, 0};
+  using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T>>::type;
+  Source src;
+  if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
+    src.ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
+    src.ring_s = smem_addr(src.ring);
   }
-  for (int i0 = tb; i0 < te; i0 += NS) {
+  constexpr int N = Source::N;
+  src.start(it);
+  for (int i0 = tb; i0 < te; i0 += N) {
 #pragma unroll
-    for (int u = 0; u < NS; ++u) {
+    for (int u = 0; u < N; ++u) {
       const int i = i0 + u;
       if (i >= te) break;
-      // the slot of tile i - 1 is free once every lane has read it
-      __syncwarp();
-      if (i + NS - 1 < te) issue(i + NS - 1, (u + NS - 1) % NS);
-      cp_async_commit();
-      cp_async_wait<NS - 1>();  // this lane's copies of tile i are complete
-      __syncwarp();             // and every lane's: the slot is the warp's
-      const char *slot = ring + u * T::SLOT_BYTES;
-      const int tok0 = slot_tile[u] * KM_ATTN_TILE;
+      src.arrive(it, i, u);
+      const int tok0 = src.tile_of(u) * KM_ATTN_TILE;
       // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
       float s[MT][2][4];
 #pragma unroll
@@ -352,7 +507,7 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
 #pragma unroll
       for (int t = 0; t < 2; ++t) {
         Row<T::KBYTES> kr;
-        smem_row(kr, slot, t * T::KCH, lane);
+        src.k_row(it, u, t, kr);
 #pragma unroll
         for (int ks = 0; ks < T::KSTEPS; ++ks) {
           uint32_t b0, b1;
@@ -363,20 +518,10 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
       }
       // per-token scales of this thread's four tokens (2c + e + 8t)
       float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
-      if constexpr (T::SCH) {
-        if (p.per_token) {
-          const float *sc = reinterpret_cast<const float *>(slot + (2 * T::KCH + 4 * T::VCH) * 512);
-#pragma unroll
-          for (int t = 0; t < 2; ++t) {
-            const float2 kk = *reinterpret_cast<const float2 *>(sc + 8 * t + 2 * c);
-            const float2 vv = *reinterpret_cast<const float2 *>(sc + 16 + 8 * t + 2 * c);
-            ksc[t][0] = kk.x;
-            ksc[t][1] = kk.y;
-            vsc[t][0] = vv.x * T::VSF;
-            vsc[t][1] = vv.y * T::VSF;
-          }
-        }
+      if constexpr (T::EB == 1) {
+        if (p.per_token) src.scales(it, u, ksc, vsc);
       }
+      src.after_s(it, i, u);
       // ---- mask (only tiles that reach past a query's position or before a window), online softmax
       const bool edge = tok0 + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0 <= ctx - 1 - p.window);
       uint32_t pa[MT][4];
@@ -427,8 +572,7 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
         }
       // ---- O += P V; V rows past the context are zeroed (the pool may hold anything there)
       Row<T::VBYTES> vr[4];
-#pragma unroll
-      for (int w = 0; w < 4; ++w) smem_row(vr[w], slot, 2 * T::KCH + w * T::VCH, lane);
+      src.v_rows(it, u, vr);
       if (tok0 + KM_ATTN_TILE > ctx) {
 #pragma unroll
         for (int w = 0; w < 4; ++w)
@@ -441,9 +585,10 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
       }
+      src.after_pv(it, i, u);
     }
   }
-  cp_async_wait<0>();  // no copy outlives the kernel
+  src.finish();
 
   // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
@@ -567,34 +712,40 @@ struct Kern {
   int smem;
 };
 
-template <int D, int KV, int MT>
-Kern kernel_ptr() {
+template <int D, int KV, int MT, int PIPE>
+Kern kernel_pipe() {
   using T = Tile<D, KV, MT>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE>);
+  if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
-  static const cudaError_t set =
-      cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
+  static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
   (void)set;
   return Kern{fn, T::SMEM};
 }
 
+template <int D, int KV, int MT>
+Kern kernel_ptr(km_attn_pipe pipe) {
+  return pipe == KM_ATTN_PIPE_SMEM_RING ? kernel_pipe<D, KV, MT, KM_ATTN_PIPE_SMEM_RING>()
+                                        : kernel_pipe<D, KV, MT, KM_ATTN_PIPE_REGISTERS>();
+}
+
 template <int D, int KV>
-Kern kernel_for_mt(int mt) {
+Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
   if constexpr (D == 256)
-    return mt == 0 ? kernel_ptr<D, KV, 0>() : mt == 1 ? kernel_ptr<D, KV, 1>() : Kern{nullptr, 0};
+    return mt == 0 ? kernel_ptr<D, KV, 0>(pipe) : mt == 1 ? kernel_ptr<D, KV, 1>(pipe) : Kern{nullptr, 0};
   else
-    return mt == 0   ? kernel_ptr<D, KV, 0>()
-           : mt == 1 ? kernel_ptr<D, KV, 1>()
-           : mt == 2 ? kernel_ptr<D, KV, 2>()
+    return mt == 0   ? kernel_ptr<D, KV, 0>(pipe)
+           : mt == 1 ? kernel_ptr<D, KV, 1>(pipe)
+           : mt == 2 ? kernel_ptr<D, KV, 2>(pipe)
                      : Kern{nullptr, 0};
 }
 
 template <int D>
-Kern kernel_for_kv(km_attn_kv kv, int mt) {
+Kern kernel_for_kv(km_attn_kv kv, int mt, km_attn_pipe pipe) {
   switch (kv) {
-    case KM_ATTN_BF16: return kernel_for_mt<D, KM_ATTN_BF16>(mt);
-    case KM_ATTN_FP8_E4M3: return kernel_for_mt<D, KM_ATTN_FP8_E4M3>(mt);
-    case KM_ATTN_FP8_E5M2: return kernel_for_mt<D, KM_ATTN_FP8_E5M2>(mt);
+    case KM_ATTN_BF16: return kernel_for_mt<D, KM_ATTN_BF16>(mt, pipe);
+    case KM_ATTN_FP8_E4M3: return kernel_for_mt<D, KM_ATTN_FP8_E4M3>(mt, pipe);
+    case KM_ATTN_FP8_E5M2: return kernel_for_mt<D, KM_ATTN_FP8_E5M2>(mt, pipe);
     default: return Kern{nullptr, 0};
   }
 }
@@ -605,9 +756,9 @@ int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s)
 Kern decode_for(const km_attn_shape *s) {
   const int mt = mtiles_of(s);
   switch (s->head_dim) {
-    case 64: return kernel_for_kv<64>(s->kv, mt);
-    case 128: return kernel_for_kv<128>(s->kv, mt);
-    case 256: return kernel_for_kv<256>(s->kv, mt);
+    case 64: return kernel_for_kv<64>(s->kv, mt, s->pipe);
+    case 128: return kernel_for_kv<128>(s->kv, mt, s->pipe);
+    case 256: return kernel_for_kv<256>(s->kv, mt, s->pipe);
     default: return Kern{nullptr, 0};
   }
 }
@@ -687,6 +838,7 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->q_len < 1 || s->q_len > 4) return "q_len must be 1..4";
   if (s->window < 0) return "window must be >= 0";
   if (s->kv < 0 || s->kv >= KM_ATTN_KV_COUNT) return "unknown KV format";
+  if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
     return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";
   return nullptr;

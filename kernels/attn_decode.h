@@ -45,6 +45,12 @@ typedef enum km_attn_scale {
   KM_ATTN_SCALE_TOKEN_HEAD,   /* one fp32 scale per (token, KV head), for K and for V */
 } km_attn_scale;
 
+/* How K/V tiles reach the tensor cores (both verified alike; the rows time them side by side). */
+typedef enum km_attn_pipe {
+  KM_ATTN_PIPE_REGISTERS = 0, /* global -> fragment registers, 1 (bf16) or 2 (fp8) tiles ahead per warp */
+  KM_ATTN_PIPE_SMEM_RING,     /* global -> shared-memory ring (cp.async), NS - 1 tiles ahead per warp */
+} km_attn_pipe;
+
 typedef struct km_attn_shape {
   int num_heads;    /* query heads */
   int num_kv_heads; /* num_heads % num_kv_heads == 0 */
@@ -54,6 +60,7 @@ typedef struct km_attn_shape {
   int window;       /* 0: full context */
   km_attn_kv kv;
   km_attn_scale scale; /* fp8 only */
+  km_attn_pipe pipe;   /* 0: registers */
 } km_attn_shape;
 
 /* 0 when the shape is supported, else a static reason. */

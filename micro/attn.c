@@ -39,6 +39,7 @@ typedef struct attn_params {
   int skewed;    /* context lengths long-tailed, ctx the longest */
   int budget;    /* Quest: tokens selected per (sequence, KV head) */
   int evicted_from; /* compacted cache: the context before eviction (the step runs at ctx) */
+  km_attn_pipe pipe; /* how tiles reach the tensor cores (0: registers) */
 } attn_params;
 
 enum {
@@ -148,6 +149,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.window = p->window;
   r->sh.kv = p->kv;
   r->sh.scale = p->scale;
+  r->sh.pipe = p->pipe;
   r->batch = p->batch;
 }
 
@@ -660,6 +662,14 @@ static void run_attn(km_bench *b, const void *params) {
   P(fp8_b##b##_##cs, A_DECODE, 32, 8, 128, E4, TOK, b, c, 16, 1, 0, 0, 0, 0);
 GRID(GRID_PARAMS)
 
+/* the shared-memory ring pipeline beside the register one (same shapes, same checks) */
+#define PRING(name, kv, sc, b, ctx) \
+  static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, b, ctx, 16, 1, 0, 0, 0, 0, KM_ATTN_PIPE_SMEM_RING}
+PRING(ring_bf16_b1_32k, BF, TEN, 1, 32768);
+PRING(ring_bf16_b16_32k, BF, TEN, 16, 32768);
+PRING(ring_bf16_b64_32k, BF, TEN, 64, 32768);
+PRING(ring_fp8_b16_32k, E4, TOK, 16, 32768);
+
 /* layouts, head dims, formats, block sizes, q_len, skew */
 P(mha_b1_16k, A_DECODE, 32, 32, 128, BF, TEN, 1, 16384, 16, 1, 0, 0, 0, 0);
 P(mha_b16_16k, A_DECODE, 32, 32, 128, BF, TEN, 16, 16384, 16, 1, 0, 0, 0, 0);
@@ -737,6 +747,15 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/fp8_e5m2_tokhead/b16/ctx32k", "kv_quant",
      "fp8 e5m2 cache with per-token-head scales", run_attn, &e5k_b16_32k, 0, "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+#define SUM_RING "the same step with K/V tiles through a shared-memory ring (cp.async, 2-5 tiles ahead per warp)"
+    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b1_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b64/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b64_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b64/ctx32k"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/ring", "kv_quant", SUM_RING, run_attn,
+     &ring_fp8_b16_32k, 0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs64", "paged", SUM_DEC, run_attn, &bs64_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs128", "paged", SUM_DEC, run_attn, &bs128_b16_32k, 0, NULL},

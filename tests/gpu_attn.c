@@ -39,11 +39,11 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
   }
 }
 
-static void run_case(const tcase *t, int check_naive) {
+static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
   if (t->batch < 1 || t->batch > 4096) return;
   uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->d * 7 + t->kv * 3 + t->batch + t->q_len * 17 +
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
-  km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale};
+  km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale, pipe};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   int mbps = 1;
@@ -192,8 +192,9 @@ static void run_case(const tcase *t, int check_naive) {
     }
     free(kr), free(vr), free(ksr), free(vsr), free(ref);
   }
-  KM_EXPECT_MSG(bad == 0, "%s: %zu of %zu outputs off (chunks %d of %d tiles, split %d)", t->what, bad, qn,
-                plan.num_chunks, plan.chunk_tiles, plan.split);
+  KM_EXPECT_MSG(bad == 0, "%s (%s pipeline): %zu of %zu outputs off (chunks %d of %d tiles, split %d)", t->what,
+                pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", bad, qn, plan.num_chunks, plan.chunk_tiles,
+                plan.split);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
@@ -208,6 +209,9 @@ static void test_plan_errors(void) {
   int ctx0[1] = {0}, ctx_long[1] = {100};
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx0, 4, 0, 0, 1000, err, sizeof err) == -1);
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx_long, 4, 0, 0, 1000, err, sizeof err) == -1); /* 7 blocks > 4 */
+  km_attn_shape bad_pipe = sh;
+  bad_pipe.pipe = (km_attn_pipe)7;
+  KM_EXPECT(km_attn_shape_error(&bad_pipe) != NULL);
   km_attn_shape bad = sh;
   bad.block_size = 8;
   KM_EXPECT(km_attn_shape_error(&bad) != NULL);
@@ -264,6 +268,10 @@ int main(void) {
       {"pages: every page (budget >= context)", 8, 2, 128, 16, 1, 0, B, TEN, 2, c_eq, 1000, 0},
       {"pages: fp8", 8, 2, 128, 16, 1, 0, E4, TOK, 2, c700, 7, 0},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i], 1);
+  /* every case through both tile pipelines (the simple kernel checked once) */
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    run_case(&cases[i], 1, KM_ATTN_PIPE_REGISTERS);
+    run_case(&cases[i], 0, KM_ATTN_PIPE_SMEM_RING);
+  }
   return km_test_finish("gpu_attn");
 }
