@@ -31,9 +31,9 @@ static const char km_report_usage_text[] =
     "         prefix-cache cliff, hit rate vs working set / capacity. Titled with the run's GPU and revision, as\n"
     "         DIR/*.svg and *.png through gnuplot; without gnuplot, the data and DIR/plots.gp.\n"
     "predict: time of one call from a kvmicro-params/2 file (reports/PARAMS.md), e.g.\n"
-    "         report predict h200-params.json offload/h2d/pinned 64MiB\n"
     "         report predict h200-params.json offload/fit/h2d/pinned 256KiB\n"
-    "         report predict h200-params.json sparse/dense batch=16 context=131072\n"
+    "         report predict h200-params.json attn/decode/gqa32x8/d128/fp8_e4m3_tokhead batch=16 context=32768\n"
+    "         (a kvmicro-params/1 file is refused with one line saying so)\n"
     "       report --version\n"
     "Default format: markdown. Exit: 0 ok, 1 gnuplot failed, 2 bad input.\n";
 

@@ -296,6 +296,18 @@ expect_error "not a params file" predict "$fx/h200-sample.json" roofline 4096
 expect_error "bad byte count" predict "$fx/synthetic-params.json" syn/copy 12XB
 expect_error "bad axis value" predict "$fx/synthetic-params.json" syn/decode batch=many context=1
 
+# the examples of reports/PARAMS.md: each "$ report predict ..." line's output is the line after it
+top="$2/../.."
+awk '/^\$ report predict / { cmd = substr($0, 17); getline want; print cmd "\t" want }' "$top/reports/PARAMS.md" >"$tmp/examples"
+[ "$(wc -l <"$tmp/examples")" -ge 2 ] || bad "reports/PARAMS.md has fewer than two predict examples"
+while IFS=$'\t' read -r cmd want; do
+  # shellcheck disable=SC2086
+  got=$(cd "$top" && "$report" predict $cmd 2>&1)
+  [ "$got" = "$want" ] || bad "PARAMS.md example 'report predict $cmd' prints '$got', the page says '$want'"
+done <"$tmp/examples"
+expect_error "a kvmicro-params/1 file (one line)" predict "$fx/h200-sample-params.json" roofline 4096
+grep -q "a kvmicro-params/1 file" "$tmp/err" || bad "the /1 refusal does not say it is /1: $(cat "$tmp/err")"
+
 # ---- malformed input files
 printf 'not json' >"$tmp/notjson.json"
 : >"$tmp/empty.json"
