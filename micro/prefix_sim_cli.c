@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "context.h"
 #include "micro_tables.h"
 #include "output_file.h"
 #include "prefix_capacity.h"
@@ -376,6 +377,7 @@ static int check_all(const sim_cli *s, char *err, size_t errlen) {
 static cJSON *config_json(const sim_cli *s) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "preset", s->preset->name);
+  cJSON_AddStringToObject(o, "revision", km_build_revision());
   cJSON_AddStringToObject(o, "model", s->model.name);
   cJSON_AddNumberToObject(o, "kv_budget_bytes", s->bp.kv_budget);
   cJSON_AddNumberToObject(o, "capacity_tokens", (double)s->cap_tokens);

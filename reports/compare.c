@@ -175,12 +175,6 @@ static const char *gpu_text(const km_run_file *f, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : "unknown";
 }
 
-static double ceiling_of(const km_run_file *f, const char *cls) {
-  const cJSON *c = f->gpu ? cJSON_GetObjectItemCaseSensitive(f->gpu, "ceilings") : NULL;
-  const cJSON *v = c ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, cls), "gbps") : NULL;
-  return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : NAN;
-}
-
 static void print_side(const km_run_file *f, const char *side, int markdown, FILE *out) {
   fprintf(out, "%s%s: %s: %s (UUID %s, driver %s), ceiling ", markdown ? "- " : "", side, f->path, f->gpu_name,
           gpu_text(f, "uuid"), gpu_text(f, "driver_release"));
@@ -188,8 +182,8 @@ static void print_side(const km_run_file *f, const char *side, int markdown, FIL
     fprintf(out, "%.0f GB/s copy", f->ceiling_gbps);
   else
     fprintf(out, "unknown (no context.gpu.ceiling_gbps: shares left empty)");
-  double r = ceiling_of(f, "read"), w = ceiling_of(f, "write");
-  if (isfinite(r) && isfinite(w)) fprintf(out, ", %.0f read, %.0f write", r, w);
+  km_ceilings c = km_run_file_ceilings(f);
+  if (c.read_gbps > 0 && c.write_gbps > 0) fprintf(out, ", %.0f read, %.0f write", c.read_gbps, c.write_gbps);
   fputc('\n', out);
 }
 

@@ -127,6 +127,12 @@ static int evaluate(const cJSON *s, const char *series, const char *const *axes,
 int km_params_predict(const cJSON *params, const char *series, const char *const *axes, const double *values,
                       size_t n, km_prediction *out, char *err, size_t errlen) {
   const cJSON *schema = cJSON_GetObjectItemCaseSensitive(params, "schema");
+  if (cJSON_IsString(schema) && strcmp(schema->valuestring, "kvmicro-params/1") == 0) {
+    /* /1 fitted a line to any run of sizes, whatever its span or sign (reports/PARAMS.md, Versioning) */
+    snprintf(err, errlen, "a kvmicro-params/1 file, whose fits are not read (they were published without the /2 "
+             "rules); write a kvmicro-params/2 file with micro --params PATH");
+    return -1;
+  }
   if (!cJSON_IsString(schema) || strcmp(schema->valuestring, KM_PARAMS_SCHEMA) != 0) {
     snprintf(err, errlen, "\"schema\" must be \"%s\" (a micro --params file)", KM_PARAMS_SCHEMA);
     return -1;

@@ -20,7 +20,8 @@ typedef enum plot_y { Y_GBPS = 0, Y_TIME_US, Y_COUNT } plot_y;
  * in `series`, {^1} in capitals), or {l} as the last segment (the rest of the name is the bar's label). */
 typedef struct feed {
   const char *pattern, *series;
-  int baseline; /* drawn dashed: what a user would use instead */
+  int baseline;    /* drawn dashed: what a user would use instead */
+  const char *key; /* the colour key, a template as series (NULL: the series title) */
 } feed;
 
 /* A row drawn as a reference line: its value, titled `title` and the value. */
@@ -37,12 +38,14 @@ typedef struct chart_def {
   const char *prefer; /* bars: when some labels contain this, only those are kept */
   feed feeds[MAX_FEEDS];
   ref_row refs[MAX_REF_ROWS];
+  /* each series also drawn dashed at the time the run's read ceiling takes for the row's bytes read */
+  int read_roofline;
 } chart_def;
 
 #define SCATTER_FEEDS(dir)                                                                                \
   {{"offload/scatter/" dir "/{s}/{x}/*", "{1}", 0}, {"baseline/offload/scatter/" dir "/{s}/{x}/*", "{1} (baseline)", 1}}
 
-static const chart_def chart_defs[KM_PLOT_CHART_COUNT] = {
+static const chart_def chart_defs[KM_PLOT_ROW_CHARTS] = {
     {"gather_block_size", "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)",
      "block size (tokens)", "GB/s (read + written)", Y_GBPS, 2, 0, 0, 0, 1, 0, NULL,
      {{"paged/gather/{s}/bs{x}/d128/h8/bf16/random", "{^1} layout", 0}}, {{NULL, NULL}}},
@@ -54,13 +57,16 @@ static const chart_def chart_defs[KM_PLOT_CHART_COUNT] = {
     {"offload_scatter_d2h", "Scattered KV blocks to the host (D2H, 64 MiB in all): GB/s vs block size",
      "block size", "GB/s", Y_GBPS, 2, 0, 0, 1, 0, 1, NULL, SCATTER_FEEDS("d2h"),
      {{"offload/d2h/pinned/64MiB", "contiguous copy of 64 MiB"}}},
-    {"topk_pages", "Top-k page selection: time vs pages, against the baselines", "pages per row",
-     "median time (us)", Y_TIME_US, 2, 10, 0, 0, 0, 0, NULL,
-     {{"sparse/topk/r{s}/p{x}/k{s}", "radix select, {1} rows, k = {2}", 0},
-      {"baseline/sparse/{s}/r{s}/p{x}/k{s}", "{1}, {2} rows, k = {3}", 1}},
+    {"topk_pages", "Top-k page selection: time vs pages, against the baselines (dashed, same colour: same rows and k)",
+     "pages per row", "median time (us)", Y_TIME_US, 2, 10, 0, 0, 0, 0, NULL,
+     {{"sparse/topk/r{s}/p{x}/k{s}", "radix select, {1} rows, k = {2}", 0, "{1} rows, k = {2}"},
+      {"baseline/sparse/{s}/r{s}/p{x}/k{s}", "{1}, {2} rows, k = {3}", 1, "{2} rows, k = {3}"}},
      {{NULL, NULL}}},
     {"quant_formats", "KV quantization: GB/s per format (head_dim 128 where present)", "GB/s (read + written)", "",
      Y_GBPS, 0, 0, 1, 0, 1, 0, "/d128", {{"quant/{l}", "GB/s", 0}}, {{NULL, NULL}}},
+    {"decode_context", "Decode attention step vs context per KV format and head layout (batch 16, head_dim 128)",
+     "context (tokens per sequence)", "median time per step (us)",
+     Y_TIME_US, 2, 10, 0, 0, 0, 0, NULL, {{"attn/decode/{s}/d128/{s}/b16/ctx{x}", "{2} {1}", 0}}, {{NULL, NULL}}, 1},
 };
 
 static char *dup_label(const char *s) {
@@ -70,7 +76,8 @@ static char *dup_label(const char *s) {
   return d;
 }
 
-static void add_point(km_plot_chart *c, const char *series, int baseline, double x, double y, const char *label) {
+void km_plot_add_point(km_plot_chart *c, const char *series, const char *key, int baseline, double x, double y,
+                       const char *label) {
   size_t s = 0;
   while (s < c->nseries && strcmp(c->series[s].title, series) != 0) s++;
   if (s == KM_PLOT_MAX_SERIES) return; /* more series than a chart can show legibly */
@@ -78,7 +85,15 @@ static void add_point(km_plot_chart *c, const char *series, int baseline, double
   if (s == c->nseries) {
     memset(p, 0, sizeof *p);
     snprintf(p->title, sizeof p->title, "%s", series);
+    snprintf(p->key, sizeof p->key, "%s", key ? key : series);
     p->baseline = baseline;
+    int colors = 0;
+    p->color = -1;
+    for (size_t o = 0; o < s; o++) {
+      if (strcmp(c->series[o].key, p->key) == 0) p->color = c->series[o].color;
+      colors = c->series[o].color + 1 > colors ? c->series[o].color + 1 : colors;
+    }
+    if (p->color < 0) p->color = colors;
     c->nseries++;
   }
   if (p->n == p->cap) {
@@ -106,6 +121,18 @@ typedef struct match {
   const char *label; /* {l}: points into the name */
 } match;
 
+/* A point's x from a name: a size (64KiB) or a count, with k for 1024 tokens as names write contexts (ctx32k). */
+static int parse_x(const char *s, double *x) {
+  size_t n = strlen(s);
+  if (km_report_parse_bytes(s, x) == 0) return 0;
+  if (n < 2 || s[n - 1] != 'k') return -1;
+  char num[PART_MAX];
+  snprintf(num, sizeof num, "%.*s", (int)(n - 1), s);
+  if (km_report_parse_bytes(num, x) != 0) return -1;
+  *x *= 1024.0;
+  return 0;
+}
+
 /* One pattern segment [p, pe) against one name segment [n, ne). */
 static int match_segment(const char *p, const char *pe, const char *n, const char *ne, match *m) {
   if (pe - p == 1 && *p == '*') return 1;
@@ -117,7 +144,7 @@ static int match_segment(const char *p, const char *pe, const char *n, const cha
   snprintf(rest, sizeof rest, "%.*s", (int)(ne - n - (ptrdiff_t)lit), n + lit);
   if (pe - brace == 3 && brace[1] == 'x') {
     m->has_x = 1;
-    return rest[0] && km_report_parse_bytes(rest, &m->x) == 0;
+    return rest[0] && parse_x(rest, &m->x) == 0;
   }
   if (pe - brace == 3 && brace[1] == 's' && m->nparts < MAX_PARTS && rest[0]) {
     snprintf(m->parts[m->nparts++], PART_MAX, "%s", rest);
@@ -163,27 +190,40 @@ static double row_value(const km_result *row, plot_y y) {
   return y == Y_TIME_US ? km_run_row_time_us(row) : km_run_row_gbps(row);
 }
 
-static void collect_row(const chart_def *d, const km_result *row, km_plot_chart *c) {
+/* The time the read ceiling takes for the row's bytes read, in microseconds; NaN without either. */
+static double read_ceiling_us(const km_result *row, double read_gbps) {
+  double bytes = km_result_counter(row, "bytes_read");
+  return read_gbps > 0 && bytes > 0 ? bytes / (read_gbps * 1e3) : NAN;
+}
+
+static void collect_row(const chart_def *d, const km_result *row, double read_gbps, km_plot_chart *c) {
   for (size_t f = 0; f < MAX_FEEDS && d->feeds[f].pattern; f++) {
     match m;
     if (!match_name(d->feeds[f].pattern, row->name, &m)) continue;
-    char series[96];
+    char series[96], key[96];
     series_title(d->feeds[f].series, &m, series, sizeof series);
+    series_title(d->feeds[f].key ? d->feeds[f].key : d->feeds[f].series, &m, key, sizeof key);
     double y = row_value(row, d->y);
     if (!isfinite(y)) return;
     int base = d->feeds[f].baseline;
-    if (d->bars)
-      add_point(c, series, base, c->nseries ? (double)c->series[0].n : 0.0, y, m.label);
-    else if (m.has_x)
-      add_point(c, series, base, m.x, y, NULL);
+    if (d->bars) {
+      km_plot_add_point(c, series, key, base, c->nseries ? (double)c->series[0].n : 0.0, y, m.label);
+    } else if (m.has_x) {
+      km_plot_add_point(c, series, key, base, m.x, y, NULL);
+      double roof = d->read_roofline ? read_ceiling_us(row, read_gbps) : NAN;
+      char title[96];
+      snprintf(title, sizeof title, "%.60s at the read ceiling", series);
+      if (isfinite(roof)) km_plot_add_point(c, title, key, 1, m.x, roof, NULL);
+    }
     return;
   }
 }
 
-static void add_ref(km_plot_chart *c, double y, const char *fmt, const char *what) {
+void km_plot_add_ref(km_plot_chart *c, double y, int vertical, const char *fmt, const char *what) {
   if (!isfinite(y) || y <= 0 || c->nrefs == KM_PLOT_MAX_REFS) return;
   km_plot_ref *r = &c->refs[c->nrefs++];
   r->y = y;
+  r->vertical = vertical;
   snprintf(r->title, sizeof r->title, fmt, what, y);
 }
 
@@ -209,14 +249,18 @@ static void set_up_chart(const chart_def *d, const km_run_file *f, km_plot_chart
   memset(ch, 0, sizeof *ch);
   ch->stem = d->stem, ch->title = d->title, ch->xlabel = d->xlabel, ch->ylabel = d->ylabel;
   ch->logx = d->logx, ch->logy = d->logy, ch->bars = d->bars, ch->x_is_bytes = d->x_is_bytes;
-  snprintf(ch->subtitle, sizeof ch->subtitle, "%s, kvmicro revision %s", f->gpu_name, f->revision);
+  km_plot_subtitle(f, ch->subtitle, sizeof ch->subtitle);
   needs_text(d, ch->needs, sizeof ch->needs);
-  if (d->with_ceiling) add_ref(ch, f->ceiling_gbps, "%s %.0f GB/s", "copy ceiling");
-  if (d->with_link) add_ref(ch, f->link_gbps, "%s %.1f GB/s", "PCIe link, each direction");
+  if (d->with_ceiling) km_plot_add_ref(ch, f->ceiling_gbps, 0, "%s %.0f GB/s", "copy ceiling");
+  if (d->with_link) km_plot_add_ref(ch, f->link_gbps, 0, "%s %.1f GB/s", "PCIe link, each direction");
   for (size_t r = 0; r < MAX_REF_ROWS && d->refs[r].name; r++) {
     const km_result *row = km_results_find(&f->results, d->refs[r].name);
-    if (row) add_ref(ch, row_value(row, d->y), "%s: %.1f GB/s", d->refs[r].title);
+    if (row) km_plot_add_ref(ch, row_value(row, d->y), 0, "%s: %.1f GB/s", d->refs[r].title);
   }
+}
+
+void km_plot_subtitle(const km_run_file *f, char *buf, size_t len) {
+  snprintf(buf, len, "%s, kvmicro revision %s", f->gpu_name, f->revision);
 }
 
 static void sort_series(km_plot_series *s) {
@@ -245,21 +289,24 @@ static void keep_preferred(km_plot_series *s, const char *prefer) {
   s->n = k;
 }
 
-void km_plot_collect(const km_run_file *f, km_plot_chart charts[KM_PLOT_CHART_COUNT]) {
-  for (size_t c = 0; c < KM_PLOT_CHART_COUNT; c++) {
+void km_plot_collect(const km_run_file *f, const cJSON *sim, km_plot_chart charts[KM_PLOT_CHART_COUNT]) {
+  const double read_gbps = km_run_file_ceilings(f).read_gbps;
+  for (size_t c = 0; c < KM_PLOT_ROW_CHARTS; c++) {
     const chart_def *d = &chart_defs[c];
     km_plot_chart *ch = &charts[c];
     set_up_chart(d, f, ch);
     for (size_t i = 0; i < f->results.count; i++) {
       const km_result *row = &f->results.rows[i];
       /* a row that did not run has no y: leaving it out keeps the line through the measured points */
-      if (km_run_row_is_primary(&f->results, row) && !row->error && !row->skipped) collect_row(d, row, ch);
+      if (km_run_row_is_primary(&f->results, row) && !row->error && !row->skipped) collect_row(d, row, read_gbps, ch);
     }
     for (size_t s = 0; s < ch->nseries; s++) {
       if (d->prefer) keep_preferred(&ch->series[s], d->prefer);
       if (!d->bars) sort_series(&ch->series[s]);
     }
   }
+  km_plot_collect_techniques(f, &charts[KM_PLOT_ROW_CHARTS], &charts[KM_PLOT_ROW_CHARTS + 1]);
+  km_plot_collect_cliff(f, sim, &charts[KM_PLOT_ROW_CHARTS + 2]);
 }
 
 void km_plot_charts_free(km_plot_chart charts[KM_PLOT_CHART_COUNT]) {
@@ -325,7 +372,8 @@ static void data_text(const km_plot_chart *c, const char *source, text_buf *t) {
 
 static double top_value(const km_plot_chart *c) {
   double top = 0.0;
-  for (size_t r = 0; r < c->nrefs; r++) top = c->refs[r].y > top ? c->refs[r].y : top;
+  for (size_t r = 0; r < c->nrefs; r++) /* a vertical line's value is an x */
+    if (!c->refs[r].vertical) top = c->refs[r].y > top ? c->refs[r].y : top;
   for (size_t s = 0; s < c->nseries; s++)
     for (size_t i = 0; i < c->series[s].n; i++) top = c->series[s].y[i] > top ? c->series[s].y[i] : top;
   return top > 0 ? top : 1.0;
@@ -350,6 +398,10 @@ static void lines_text(const km_plot_chart *c, text_buf *t) {
   else
     tb_printf(t, "set yrange [0:%.6g]\n", top_value(c) * 1.15);
   if (c->x_is_bytes) tb_printf(t, "set format x \"%%.0b %%BB\"\n");
+  for (size_t r = 0; r < c->nrefs; r++) /* a vertical line here; its key entry in plot_line_text */
+    if (c->refs[r].vertical)
+      tb_printf(t, "set arrow from %.6g, graph 0 to %.6g, graph 1 nohead dashtype %zu linewidth 1.5 linecolor rgb "
+                "'black'\n", c->refs[r].y, c->refs[r].y, r + 2);
 }
 
 static void axes_text(const km_plot_chart *c, text_buf *t) {
@@ -375,11 +427,12 @@ static void plot_line_text(const km_plot_chart *c, text_buf *t) {
     if (c->bars)
       tb_printf(t, "using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title ");
     else
-      tb_printf(t, "using 1:2 with linespoints pointtype 7%s title ", c->series[s].baseline ? " dashtype 4" : "");
+      tb_printf(t, "using 1:2 with linespoints pointtype 7 linecolor %d%s title ", c->series[s].color + 1,
+                c->series[s].baseline ? " dashtype 4" : "");
     gp_string(t, c->series[s].title);
   }
-  for (size_t r = 0; r < c->nrefs; r++) { /* bars: a key entry only (NaN draws nothing), the line is an arrow */
-    if (c->bars)
+  for (size_t r = 0; r < c->nrefs; r++) { /* bars, vertical: a key entry only (NaN draws nothing), the line is an arrow */
+    if (c->bars || c->refs[r].vertical)
       tb_printf(t, ", NaN with lines dashtype %zu linewidth 1.5 linecolor rgb 'black' title ", r + 2);
     else
       tb_printf(t, ", %.6g with lines dashtype %zu linewidth 1.5 title ", c->refs[r].y, r + 2);
@@ -388,20 +441,31 @@ static void plot_line_text(const km_plot_chart *c, text_buf *t) {
   tb_printf(t, "\n");
 }
 
-/* Taller images for many bars, so each label has its line. */
+/* Taller images for many bars, so each label has its line, and for a long key below a line chart. */
 static int image_height(const km_plot_chart *c) {
   size_t n = c->bars && c->nseries ? c->series[0].n : 0;
+  if (!c->bars) n = c->nseries + c->nrefs > 8 ? (c->nseries + c->nrefs) - 8 + 15 : 0;
   return n * 26 + 200 > 600 ? (int)(n * 26 + 200) : 600;
+}
+
+/* Wider images for long bar labels, so the bars keep the width of a chart with short ones. */
+static int image_width(const km_plot_chart *c) {
+  size_t longest = 0;
+  for (size_t i = 0; c->bars && c->nseries && i < c->series[0].n; i++) {
+    size_t n = c->series[0].labels[i] ? strlen(c->series[0].labels[i]) : 0;
+    longest = n > longest ? n : longest;
+  }
+  return longest > 40 ? (int)(600 + 9 * longest) : 960;
 }
 
 static void script_chart_text(const km_plot_chart *c, text_buf *t) {
   tb_printf(t, "\n# ---- %s\n", c->stem);
   axes_text(c, t);
-  tb_printf(t, "set terminal svg size 960,%d dynamic noenhanced\nset output '%s.svg'.out_suffix\n", image_height(c),
-            c->stem);
+  tb_printf(t, "set terminal svg size %d,%d dynamic noenhanced\nset output '%s.svg'.out_suffix\n", image_width(c),
+            image_height(c), c->stem);
   plot_line_text(c, t);
-  tb_printf(t, "eval png_terminal(%d)\nset output '%s.png'.out_suffix\nreplot\nunset output\n", image_height(c),
-            c->stem);
+  tb_printf(t, "eval png_terminal(%d, %d)\nset output '%s.png'.out_suffix\nreplot\nunset output\n", image_width(c),
+            image_height(c), c->stem);
 }
 
 static int write_text(const char *dir, const char *name, text_buf *t, char *err, size_t errlen) {
@@ -421,8 +485,8 @@ int km_plot_write_files(const km_plot_chart charts[KM_PLOT_CHART_COUNT], const c
   tb_printf(&gp, "# Charts of %s, written by `report plot`. Run in this folder: gnuplot plots.gp\n"
                  "# (report passes out_suffix='.tmp' and renames the images once gnuplot succeeds)\n"
                  "if (!exists(\"out_suffix\")) out_suffix = ''\n"
-                 "png_terminal(h) = sprintf(strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? "
-                 "'set terminal pngcairo size 960,%%d noenhanced' : 'set terminal png size 960,%%d noenhanced', h)\n",
+                 "png_terminal(w, h) = sprintf(strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? "
+                 "'set terminal pngcairo size %%d,%%d noenhanced' : 'set terminal png size %%d,%%d noenhanced', w, h)\n",
             source);
   for (size_t c = 0; rc == 0 && c < KM_PLOT_CHART_COUNT; c++) {
     if (!charts[c].nseries) continue;

@@ -91,10 +91,10 @@ static void say_missing(const km_plot_chart charts[KM_PLOT_CHART_COUNT], FILE *o
     if (!charts[c].nseries) fprintf(out, "%s: no rows in this file (it needs %s)\n", charts[c].stem, charts[c].needs);
 }
 
-int km_plot_command(const km_run_file *f, const char *dir, FILE *out, char *err, size_t errlen) {
+int km_plot_command(const km_run_file *f, const cJSON *sim, const char *dir, FILE *out, char *err, size_t errlen) {
   km_plot_chart charts[KM_PLOT_CHART_COUNT];
   char gnuplot[4096];
-  km_plot_collect(f, charts);
+  km_plot_collect(f, sim, charts);
   int n = 0, rc = 0;
   if (make_dir(dir, err, errlen) || (n = km_plot_write_files(charts, f->path, dir, err, errlen)) < 0) {
     km_plot_charts_free(charts);

@@ -169,6 +169,26 @@ void km_run_file_free(km_run_file *f) {
   f->doc = NULL;
 }
 
+static double gbps_of(const cJSON *ceilings, const char *cls) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(ceilings, cls);
+  const cJSON *v = cJSON_IsObject(c) ? cJSON_GetObjectItemCaseSensitive(c, "gbps") : NULL;
+  return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0.0;
+}
+
+km_ceilings km_run_file_ceilings(const km_run_file *f) {
+  km_ceilings c = {0};
+  const cJSON *all = f->gpu ? cJSON_GetObjectItemCaseSensitive(f->gpu, "ceilings") : NULL;
+  const cJSON *peak = f->gpu ? cJSON_GetObjectItemCaseSensitive(f->gpu, "theoretical_gbps") : NULL;
+  if (cJSON_IsObject(all)) {
+    c.copy_gbps = gbps_of(all, "copy"), c.read_gbps = gbps_of(all, "read"), c.write_gbps = gbps_of(all, "write");
+    c.h2d_gbps = gbps_of(all, "h2d"), c.d2h_gbps = gbps_of(all, "d2h");
+  }
+  if (!(c.copy_gbps > 0) && isfinite(f->ceiling_gbps)) c.copy_gbps = f->ceiling_gbps;
+  if (cJSON_IsNumber(peak) && peak->valuedouble > 0) c.peak_gbps = peak->valuedouble;
+  if (isfinite(f->link_gbps)) c.link_gbps = f->link_gbps;
+  return c;
+}
+
 int km_run_row_is_primary(const km_results *r, const km_result *row) {
   return km_results_find(r, row->name) == row;
 }

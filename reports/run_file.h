@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "results.h"
+#include "shares.h"
 
 typedef struct km_run_file {
   const char *path;
@@ -29,6 +30,11 @@ cJSON *km_report_read_json(const char *path, char *err, size_t errlen);
 /* 0 ok; -1 with one line in err naming the file and what is wrong. */
 int km_run_file_load(const char *path, km_run_file *out, char *err, size_t errlen);
 void km_run_file_free(km_run_file *f);
+
+/* The card's start-up ceilings as the file records them (context.gpu.ceilings.{copy,read,write,h2d,d2h}.gbps,
+ * the peak, the hwloc link); an older file's lone context.gpu.ceiling_gbps is the copy ceiling. 0 where
+ * the file has no figure (harness/shares.h treats 0 as unknown). */
+km_ceilings km_run_file_ceilings(const km_run_file *f);
 
 /* The row that stands for its case (the only iteration, or the median aggregate of repetitions). */
 int km_run_row_is_primary(const km_results *r, const km_result *row);

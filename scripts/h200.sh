@@ -113,6 +113,14 @@ if has full; then
     --table all --json "$OUT/h200.json" --params "$OUT/h200-params.json" >"$OUT/full.txt" 2>&1
   rc=$?
   note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(elapsed "$t0") s wall"
+  # no GPU time: the technique table of an MLA and a hybrid model from the same run's rows, and the
+  # prefix-cache cliff (host simulator); they travel in logs.tgz (the .txt files and prefix-cliff.json)
+  for m in ${KM_TECH_MODELS:-deepseek-v3 nemotron-h-8b}; do
+    ./report techniques "$OUT/h200.json" --model "$m" --format markdown >"$OUT/techniques-$m.txt" 2>&1
+    note "report techniques --model $m: exit $?"
+  done
+  ./micro --prefix-sim cliff --sweep --json "$OUT/prefix-cliff.json" >"$OUT/prefix-cliff.txt" 2>&1
+  note "micro --prefix-sim cliff --sweep: exit $?"
 fi
 if has repeat; then
   # a second full run back to back, for the repeatability check (report compare h200.json h200-repeat.json)
@@ -143,7 +151,7 @@ if has profile; then
   fi
 fi
 # at most 8 files come back: the results stay whole (the two --quick runs side by side), the logs travel in one archive
-(cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt 2>/dev/null | grep -v '^summary.txt$'))
+(cd "$OUT" && tar czf logs.tgz --remove-files $(ls *.log *.txt prefix-cliff.json 2>/dev/null | grep -v '^summary.txt$'))
 echo
 echo "==== errors in runs"
 tar xzf "$OUT/logs.tgz" -O quick.txt full.txt 2>/dev/null | grep -E "^[a-z_/0-9.]+: error|ERROR" | head -30

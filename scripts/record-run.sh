@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Record a GPU run: copy what scripts/h200.sh left in DIR (h200.json, h200-params.json, h200-repeat.json,
-# summary.txt, logs.tgz, and quick.json + quick-80v.json when its arch80v stage ran) into reports/runs/, and
+# summary.txt, logs.tgz (with the technique tables for other models and prefix-cliff.json), and
+# quick.json + quick-80v.json when its arch80v stage ran) into reports/runs/, and
 # write reports/runs/<gpu>.md from those files with the report tool: run facts, test and sanitizer summaries,
 # the latency table, the repeatability comparison (rows more than 3% apart, each with what report compare
 # measured differently between the two runs, and nothing else), the CMAKE_CUDA_ARCHITECTURES=80-virtual
-# build beside the default one, and the plots. Usage: scripts/record-run.sh DIR BUILD [NAME]
+# build beside the default one, the technique tables of an MLA and a hybrid model, and the plots. Usage: scripts/record-run.sh DIR BUILD [NAME]
 set -euo pipefail
 src=$1
 build=$2
@@ -131,9 +132,32 @@ PY
     "$report" compare "$runs/$a_run" "$runs/$name-quick-80v.json" --format markdown
     echo
   fi
+  echo "## The technique table for other models (no GPU time)"
+  echo
+  echo "\`report techniques $name.json --model M\`: capacity computed for M with this run's KV budget and block size,"
+  echo "beside this run's measured rows as they were run (a case on the run's --model shape keeps that shape)."
+  echo
+  for m in deepseek-v3 nemotron-h-8b; do
+    echo "### $m"
+    echo
+    if [ -f "$logs/techniques-$m.txt" ]; then
+      cat "$logs/techniques-$m.txt"
+    else
+      "$report" techniques "$runs/$name.json" --model "$m" --format markdown
+    fi
+    echo
+  done
+  # the prefix-cache cliff the GPU machine simulated (host only), kept beside the run for the plot
+  sim=()
+  if [ -f "$logs/prefix-cliff.json" ]; then
+    cp "$logs/prefix-cliff.json" "$runs/$name-prefix-cliff.json"
+    sim=(--prefix-sim "$runs/$name-prefix-cliff.json")
+  elif [ -f "$runs/$name-prefix-cliff.json" ]; then
+    sim=(--prefix-sim "$runs/$name-prefix-cliff.json")
+  fi
   echo "## Plots"
   echo
-  if "$report" plot "$runs/$name.json" --out "$runs/$name-plots" >"$logs/plot.txt" 2>&1; then
+  if "$report" plot "$runs/$name.json" "${sim[@]}" --out "$runs/$name-plots" >"$logs/plot.txt" 2>&1; then
     for f in "$runs/$name-plots"/*.svg; do [ -f "$f" ] && echo "![$(basename "$f" .svg)]($name-plots/$(basename "$f"))"; done
   fi
   sed 's/^/    /' "$logs/plot.txt"

@@ -32,7 +32,7 @@ csv_columns() { # file, then column names
 
 # ---- help
 "$report" --help >"$tmp/help" || bad "--help exited non-zero"
-for word in compare tables plot predict --format --out; do
+for word in compare tables techniques plot predict --format --out --model --prefix-sim --scaling; do
   grep -q -- "$word" "$tmp/help" || bad "--help does not mention $word"
 done
 
@@ -164,7 +164,104 @@ grep -q '^1073741824 ' "$tmp/nogp/offload_size.dat" || bad "offload 1GiB point n
 [ "$(grep -c 'd128"$' "$tmp/nogp/quant_formats.dat")" -eq 4 ] || bad "quant bars"
 grep -q 'd64\|d256' "$tmp/nogp/quant_formats.dat" && bad "quant bars kept other head dims"
 "$report" plot "$fx/h200-sample.json" --out "$tmp/empty" >"$tmp/empty.txt" || bad "plot of a file without sweeps failed"
-grep -q "nothing to plot" "$tmp/empty.txt" || bad "plot of a roofline-only file does not say nothing to plot"
+grep -q "^gather_block_size: no rows in this file" "$tmp/empty.txt" && grep -q "^decode_context: no rows in this file" "$tmp/empty.txt" ||
+  bad "plot of a roofline-only file does not say which charts have no rows"
+ls "$tmp/empty" | grep -q '^gather_block_size' && bad "plot of a roofline-only file wrote a gather chart"
+
+# ---- decode step vs context, the technique table as figures, the prefix-cache cliff
+env PATH=/nonexistent "$report" plot "$fx/synthetic-decode.json" --prefix-sim "$fx/prefix-sim-cliff.json" --out "$tmp/dec" \
+  >"$tmp/dec.txt" 2>&1 || { bad "plot of the decode fixture"; cat "$tmp/dec.txt"; }
+series_x() { # file, series title: the x values of that series
+  awk -v want="$2" '/^# series [0-9]+: / { t = $0; sub(/^# series [0-9]+: /, "", t); s = (t == want); next }
+    s && /^[0-9]/ { printf "%s ", $1 }' "$1"
+}
+series_y() { awk -v want="$2" '/^# series [0-9]+: / { t = $0; sub(/^# series [0-9]+: /, "", t); s = (t == want); next }
+    s && /^[0-9]/ { printf "%s ", $2 }' "$1"; }
+d="$tmp/dec/decode_context.dat"
+[ "$(series_x "$d" "bf16 gqa32x8")" = "1024 4096 32768 " ] || bad "decode bf16 gqa32x8 contexts: '$(series_x "$d" "bf16 gqa32x8")'"
+[ "$(series_x "$d" "fp8_e4m3_tokhead gqa32x8")" = "1024 4096 32768 " ] || bad "decode fp8 series"
+[ "$(series_x "$d" "bf16 mha32x32")" = "32768 " ] || bad "decode: the MHA layout is not a series of its own"
+# the dashed line: bytes read / the read ceiling (4000 GB/s): 16 x 1024 tokens x 4096 B = 67108864 B -> 16.777216 us
+[ "$(series_y "$d" "bf16 gqa32x8 at the read ceiling" | cut -d' ' -f1)" = "16.777216" ] ||
+  bad "decode read-ceiling line: '$(series_y "$d" "bf16 gqa32x8 at the read ceiling")'"
+grep -q 'q2\|b64\|d256\|gqa16x8' "$d" && bad "decode chart kept a q_len 2, batch 64 or head_dim 256 row"
+# a series and its ceiling line share a colour, the ceiling dashed
+gp="$tmp/dec/plots.gp"
+c1=$(grep -o "linecolor [0-9]* title \"bf16 gqa32x8\"" "$gp" | awk '{ print $2 }')
+c2=$(grep -o "linecolor [0-9]* dashtype 4 title \"bf16 gqa32x8 at the read ceiling\"" "$gp" | awk '{ print $2 }')
+[ -n "$c1" ] && [ "$c1" = "$c2" ] || bad "decode: the ceiling line's colour '$c2' is not its series' '$c1'"
+# technique figures: computed capacity bars (and the 1x line), measured attention steps only
+t="$tmp/dec/techniques_capacity.dat"
+[ "$(grep -c '\[computed\]"$' "$t")" -eq 3 ] && ! grep -q measured "$t" || bad "technique capacity bars"
+grep -q '^8 8 "gqa: mqa \[computed\]"$' "$t" || grep -q ' 8 "gqa: mqa \[computed\]"$' "$t" || bad "mqa capacity bar"
+grep -q '^# line: the model as configured (1.00x)$' "$t" || bad "capacity chart lacks the as-configured line"
+s="$tmp/dec/techniques_step.dat"
+[ "$(grep -c '\[measured\]"$' "$s")" -eq 1 ] && grep -q 'attn/decode/gqa32x8/d128/bf16/b16/ctx32k \[measured\]' "$s" ||
+  bad "technique step bars: $(grep -v '^#' "$s")"
+# the cliff: both policies over the working set, a line at the capacity, LRU's repeat pass falls to 0 past it
+c="$tmp/dec/prefix_cliff.dat"
+grep -q "^# series 0: LRU: vLLM's free queue$" "$c" && grep -q '^# series 1: MRU: keep what fitted$' "$c" || bad "cliff series"
+grep -q '^# line: working set = cache (1x)$' "$c" || bad "cliff: no capacity line"
+awk '/^# series 0/ { s = 1; next } /^# series 1/ { s = 0 } s && /^[0-9]/ { if ($1 < 0.95 && $2 < 90) bad = 1; if ($1 > 1.1 && $2 > 1) bad = 1; n++ }
+     END { exit bad || n < 5 }' "$c" || bad "cliff: LRU is not near 100% below the capacity and 0 past it"
+grep -q 'set arrow from 1, graph 0 to 1, graph 1' "$gp" || bad "cliff: the capacity line is not drawn"
+# every chart written is titled with the card and the revision
+charts=$(ls "$tmp/dec" | grep -c '\.dat$')
+titled=$(grep -c '^set title .*"SYNTHETIC decode card (test fixture, not a measurement), kvmicro revision synthetic0002' "$gp")
+[ "$charts" -eq 4 ] && [ "$titled" -eq "$charts" ] || bad "$charts charts, $titled titled with the GPU and revision"
+expect_error "--prefix-sim of a run file" plot "$fx/synthetic-decode.json" --prefix-sim "$fx/h200-sample.json" --out "$tmp/simbad"
+[ -e "$tmp/simbad" ] && bad "a bad --prefix-sim file created the folder"
+expect_error "--prefix-sim with compare" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --prefix-sim "$fx/prefix-sim-cliff.json"
+
+# ---- compare: which primitives scale with memory bandwidth, with PCIe, or with neither (three made-up cards:
+# B has half of A's ceilings and link, C three quarters of A's HBM and A's link)
+"$report" compare "$fx/synthetic-scaling-a.json" "$fx/synthetic-scaling-b.json" "$fx/synthetic-scaling-c.json" --format csv \
+  >"$tmp/scale3.csv" || bad "compare of three runs failed"
+verdict() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $col["case"] == c { print $col["scales_with"] }' "$1"; }
+for pair in syn/copy_bw:"memory bandwidth" syn/read_bw:"memory bandwidth" syn/mixed_bw:"memory bandwidth" syn/h2d_bw:PCIe \
+            syn/latency:neither syn/compute:neither syn/host_hash:neither syn/l2:undetermined syn/only_a:undetermined; do
+  case_=${pair%%:*} want=${pair#*:}
+  got=$(verdict "$tmp/scale3.csv" "$case_")
+  [ "$got" = "$want" ] || bad "three cards: $case_ scales with '$got', want '$want'"
+done
+# each share is of its own card's ceiling: the copy row is 95% on all three, its GB/s halves on B
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } $col["case"] == "syn/copy_bw" {
+    if ($col["r1_share_pct"] != "95.0" || $col["r2_share_pct"] != "95.0" || $col["r3_share_pct"] != "95.0") exit 1
+    if ($col["gbps_spread"] != "2.00" || $col["share_spread"] != "1.00") exit 1; found = 1 } END { exit !found }' "$tmp/scale3.csv" ||
+  bad "three cards: the copy row's shares or spreads: $(grep syn/copy_bw "$tmp/scale3.csv")"
+# two cards with the same link and different HBM: the link row is PCIe-bound, the HBM rows memory-bound
+"$report" compare "$fx/synthetic-scaling-a.json" "$fx/synthetic-scaling-c.json" --scaling --format csv >"$tmp/scale2.csv" ||
+  bad "compare --scaling of two runs failed"
+[ "$(verdict "$tmp/scale2.csv" syn/h2d_bw)" = PCIe ] && [ "$(verdict "$tmp/scale2.csv" syn/copy_bw)" = "memory bandwidth" ] ||
+  bad "A vs C: $(cut -d, -f2,11 "$tmp/scale2.csv" | tr '\n' ' ')"
+# one card against itself: nothing can be told
+"$report" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --scaling --format csv >"$tmp/scaleself.csv" || bad "self --scaling"
+awk -F, 'NR > 1 && $1 != "undetermined" { bad = 1 } END { exit bad || NR < 2 }' "$tmp/scaleself.csv" ||
+  bad "a card against itself got a verdict other than undetermined"
+# markdown of two runs: the B/A tables, then the verdicts; three runs: the verdicts
+"$report" compare "$fx/synthetic-scaling-a.json" "$fx/synthetic-scaling-b.json" >"$tmp/scale2.md" || bad "compare md"
+grep -q "Matched cases" "$tmp/scale2.md" && grep -q "## Scaling across runs" "$tmp/scale2.md" || bad "two-run markdown lacks a part"
+"$report" compare "$fx/synthetic-scaling-a.json" "$fx/synthetic-scaling-b.json" "$fx/synthetic-scaling-c.json" >"$tmp/scale3.md"
+grep -q "9 cases: 3 scale with memory bandwidth, 1 with PCIe, 3 with neither, 2 undetermined" "$tmp/scale3.md" ||
+  bad "three-run markdown summary: $(grep cases: "$tmp/scale3.md")"
+if command -v python3 >/dev/null; then
+  "$report" compare "$fx/synthetic-scaling-a.json" "$fx/synthetic-scaling-b.json" "$fx/synthetic-scaling-c.json" --format json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if len(d["runs"]) == 3 and d["runs"][1]["copy_gbps"] == 2000 and len(d["scaling"]) == 9 else 1)' ||
+    bad "json of three runs"
+fi
+expect_error "--scaling with a value" compare "$fx/h200-sample.json" "$fx/h200-sample.json" --scaling=yes
+
+# ---- techniques for another model from the same run, no GPU: an MLA model and a hybrid one
+for m in deepseek-v3 nemotron-h-8b; do
+  "$report" techniques "$fx/synthetic-decode.json" --model "$m" --format text >"$tmp/tech-$m.txt" 2>"$tmp/tech-$m.err" ||
+    bad "techniques --model $m: $(cat "$tmp/tech-$m.err")"
+  grep -q "Techniques side by side for $m" "$tmp/tech-$m.txt" || bad "techniques --model $m: wrong title"
+  grep -q "Capacity computed for $m" "$tmp/tech-$m.txt" || bad "techniques --model $m: no caption"
+done
+grep -q '^native  *computed' "$tmp/tech-deepseek-v3.txt" && grep -q 'measured' "$tmp/tech-deepseek-v3.txt" || bad "deepseek-v3 technique table rows"
+grep -q 'hybrid_mamba' "$tmp/tech-nemotron-h-8b.txt" || bad "nemotron-h-8b technique table rows"
+expect_error "techniques unknown model" techniques "$fx/synthetic-decode.json" --model no-such-model
+expect_error "--model with tables" tables "$fx/synthetic-decode.json" --model deepseek-v3
 
 # ---- plot with gnuplot, where it is installed
 if command -v gnuplot >/dev/null; then
@@ -198,6 +295,18 @@ expect_error "a kvmicro-params/1 file" predict "$fx/h200-sample-params.json" roo
 expect_error "not a params file" predict "$fx/h200-sample.json" roofline 4096
 expect_error "bad byte count" predict "$fx/synthetic-params.json" syn/copy 12XB
 expect_error "bad axis value" predict "$fx/synthetic-params.json" syn/decode batch=many context=1
+
+# the examples of reports/PARAMS.md: each "$ report predict ..." line's output is the line after it
+top="$2/../.."
+awk '/^\$ report predict / { cmd = substr($0, 17); getline want; print cmd "\t" want }' "$top/reports/PARAMS.md" >"$tmp/examples"
+[ "$(wc -l <"$tmp/examples")" -ge 2 ] || bad "reports/PARAMS.md has fewer than two predict examples"
+while IFS=$'\t' read -r cmd want; do
+  # shellcheck disable=SC2086
+  got=$(cd "$top" && "$report" predict $cmd 2>&1)
+  [ "$got" = "$want" ] || bad "PARAMS.md example 'report predict $cmd' prints '$got', the page says '$want'"
+done <"$tmp/examples"
+expect_error "a kvmicro-params/1 file (one line)" predict "$fx/h200-sample-params.json" roofline 4096
+grep -q "a kvmicro-params/1 file" "$tmp/err" || bad "the /1 refusal does not say it is /1: $(cat "$tmp/err")"
 
 # ---- malformed input files
 printf 'not json' >"$tmp/notjson.json"
