@@ -84,6 +84,7 @@ static size_t count_bad(const char *what, const char *kernel, const uint16_t *go
 }
 
 static void run_case(const tcase *t) {
+  if (t->batch < 1 || t->batch > 4096) return;
   uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->kv * 7 + t->batch * 3 + t->chunk_tiles * 17 +
                                                     t->rows * 5 + t->stages * 11 + t->block_size);
   const km_mla_shape sh = {t->heads, t->block_size, t->kv};
