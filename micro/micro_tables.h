@@ -6,6 +6,7 @@
 
 extern const km_case_table km_roofline_table; /* micro/roofline.c */
 extern const km_case_table km_attn_table;     /* micro/attn.c */
+extern const km_case_table km_attn_mla_table; /* micro/attn_mla.c */
 extern const km_case_table km_paged_table;    /* micro/paged.c */
 extern const km_case_table km_quant_table;    /* micro/quant.c */
 extern const km_case_table km_sparse_table;   /* micro/sparse.c */

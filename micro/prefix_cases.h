@@ -37,6 +37,11 @@ typedef struct km_prefill_params {
 
 void km_prefix_run_prefill(km_bench *b, const void *params);
 
+/* The tensor-core ceiling other families report a share of (attn/mla): cuBLASLt's bf16 square GEMM (8192^3,
+ * fp32 accumulation) on fresh random data, verified and then timed as the stage gemm_ceiling of the calling
+ * case. TFLOP/s, or 0 after the failure was recorded in the case. */
+double km_prefix_gemm_ceiling_tflops(km_bench *b);
+
 /* The prefill rows' tolerances. A bf16 output against the fp32 reference GEMM: rounding to bf16 moves a
  * value by at most 2^-8 of it (half an ulp of 8 significant bits), hence 2^-8 |ref|; 2^-12 of sum|a*b|
  * covers two fp32 accumulations in different orders (their partial sums of random-signed products grow like

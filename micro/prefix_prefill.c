@@ -219,6 +219,11 @@ static double ceiling_tflops(km_bench *b, km_lt *lt) {
   return st.median_s > 0 ? square_flops() / st.median_s / 1e12 : 0.0;
 }
 
+double km_prefix_gemm_ceiling_tflops(km_bench *b) {
+  km_lt *lt = lt_for(b);
+  return lt ? ceiling_tflops(b, lt) : 0.0;
+}
+
 static void run_square(km_bench *b, km_lt *lt) {
   pf_run r;
   if (setup(b, lt, &r, &square_gemm, 1)) return;

@@ -5,6 +5,7 @@
 const km_case_table *const km_all_tables[] = {
     &km_roofline_table,
     &km_attn_table,
+    &km_attn_mla_table,
     &km_paged_table,
     &km_quant_table,
     &km_prefix_table,

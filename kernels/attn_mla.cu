@@ -1,0 +1,666 @@
+// MLA decode over the paged latent cache (see attn_mla.h for the layouts and the CTA's budget). One CTA per
+// (chunk, group of ROWS query heads), 8 warps. Per 64-token tile: the latent rows land in shared memory by
+// cp.async (XOR-swizzled 16-byte chunks: chunk c of row r sits at c ^ (r & 7), so the 8 rows an ldmatrix
+// reads hit 8 different bank groups), S = Q C^T with warps split over (rows, tokens), a shared-memory
+// exchange of row maxima, P to shared memory, then O += P V with warps split over the 512 output dims.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_mla.h"
+
+namespace {
+
+constexpr int WARPS = 8;
+constexpr int THREADS = WARPS * 32;
+constexpr int D = KM_MLA_DIM, DV = KM_MLA_VDIM, TILE = KM_MLA_TILE;
+constexpr int ROW_BYTES = D * 2;               // a bf16 row of Q or of the latent in shared memory
+constexpr int ROW_CHUNKS = ROW_BYTES / 16;     // 72
+constexpr int TILE_BYTES = TILE * ROW_BYTES;   // 73,728
+constexpr int RAW_CHUNKS = D / 16;             // fp8 row: 36 chunks
+constexpr int RAW_BYTES = TILE * D;            // 36,864
+constexpr int P_ROW_BYTES = TILE * 2;          // P: 64 bf16 per row, 8 chunks
+constexpr int RED_FLOATS = 256;                // row maxima / sums: token groups x rows <= 256
+constexpr int MRUN_FLOATS = 2 * 64;            // running row maxima, two parities
+constexpr int COMBINE_THREADS = DV / 4;        // one thread per 4 output dims
+constexpr float LOG2E = 1.4426950408889634f;
+
+struct Params {
+  const uint16_t *q;
+  const char *cache;
+  const float *scale;
+  const int32_t *table, *ctx_lens;
+  const int32_t *chunk_seq, *chunk_begin, *chunk_end, *seq_chunk0, *seq_chunks;
+  uint16_t *out;
+  float *part_o, *part_lse;
+  int heads, groups, block_size, mbps, stages;
+  float scale_log2;
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// 16 bytes global -> shared; src_bytes 0 fills the 16 bytes with zeros and reads nothing.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  uint32_t r;
+  memcpy(&r, &h, 4);
+  return r;
+}
+
+// Two e4m3 codes (low 16 bits) -> two bf16, exact (every e4m3 value is a bf16 value).
+__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t x) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(x & 0xFFFFu), __NV_E4M3);
+  __half2 hh;
+  memcpy(&hh, &h, 4);
+  const float2 f = __half22float2(hh);
+  return pack_bf16(f.x, f.y);
+}
+
+// Byte offset of 16-byte chunk c of row r in a swizzled region of rows of `row_bytes`.
+__device__ __forceinline__ uint32_t swz(int r, int c, int row_bytes) {
+  return (uint32_t)(r * row_bytes + ((c ^ (r & 7)) << 4));
+}
+
+// Global address of the first latent row of tile t (a tile lies inside one block: block_size % 64 == 0).
+template <int EB>
+__device__ __forceinline__ const char *tile_src(const Params &p, const int32_t *table, int t) {
+  const int tok = t * TILE;
+  const long long row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
+  return p.cache + row * (long long)(D * EB);
+}
+
+// bf16 tile t -> swizzled shared rows; rows past the context are zero-filled (the pool may hold anything).
+__device__ __forceinline__ void load_tile_bf16(uint32_t dst, const char *src, int valid, int tid) {
+#pragma unroll 6
+  for (int i = tid; i < TILE * ROW_CHUNKS; i += THREADS) {
+    const int r = i / ROW_CHUNKS, c = i - r * ROW_CHUNKS;
+    const bool ok = r < valid;
+    cp_async16(dst + swz(r, c, ROW_BYTES), src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
+  }
+}
+
+// fp8 tile t -> a plain shared copy of its codes (converted by convert_tile).
+__device__ __forceinline__ void load_tile_raw(uint32_t dst, const char *src, int valid, int tid) {
+#pragma unroll 1
+  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
+    const bool ok = i / RAW_CHUNKS < valid;
+    cp_async16(dst + (uint32_t)i * 16, src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
+  }
+}
+
+// fp8 codes -> the swizzled bf16 tile: 16 codes per thread and step, two 16-byte stores.
+__device__ __forceinline__ void convert_tile(const unsigned char *raw, unsigned char *tile, int tid) {
+#pragma unroll 1
+  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
+    const int r = i / RAW_CHUNKS, c = i - r * RAW_CHUNKS;
+    const uint4 x = *reinterpret_cast<const uint4 *>(raw + (size_t)i * 16);
+    const uint4 lo = make_uint4(e4m3x2_to_bf16x2(x.x), e4m3x2_to_bf16x2(x.x >> 16), e4m3x2_to_bf16x2(x.y),
+                                e4m3x2_to_bf16x2(x.y >> 16));
+    const uint4 hi = make_uint4(e4m3x2_to_bf16x2(x.z), e4m3x2_to_bf16x2(x.z >> 16), e4m3x2_to_bf16x2(x.w),
+                                e4m3x2_to_bf16x2(x.w >> 16));
+    *reinterpret_cast<uint4 *>(tile + swz(r, 2 * c, ROW_BYTES)) = lo;
+    *reinterpret_cast<uint4 *>(tile + swz(r, 2 * c + 1, ROW_BYTES)) = hi;
+  }
+}
+
+template <int ROWS>
+struct Layout {
+  static constexpr int MT = ROWS / 16;               // m16 tiles of the O phase (all rows, per warp)
+  static constexpr int SMT = ROWS == 64 ? 2 : 1;     // m16 tiles per warp in the S phase
+  static constexpr int RG = ROWS / (16 * SMT);       // row groups of the S phase: 2, 2, 1
+  static constexpr int TG = WARPS / RG;              // token groups: 4, 4, 8
+  static constexpr int STOK = TILE / TG;             // tokens per warp in S: 16, 16, 8
+  static constexpr int SNT = STOK / 8;               // n8 tiles per warp in S: 2, 2, 1
+  static constexpr int OCOLS = DV / WARPS;           // output dims per warp: 64
+  static constexpr int ONT = OCOLS / 8;              // n8 tiles per warp in O: 8
+  static_assert(TG * ROWS <= RED_FLOATS, "row exchange fits");
+};
+
+template <int ROWS, int KV>
+__global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
+  using L = Layout<ROWS>;
+  constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
+  constexpr int EB = FP8 ? 1 : 2;
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char *q_s = smem;
+  unsigned char *st = q_s + ROWS * ROW_BYTES;  // bf16: stages x tile; fp8: raw codes, then the bf16 tile
+  const int stage_bytes = FP8 ? RAW_BYTES + TILE_BYTES : p.stages * TILE_BYTES;
+  unsigned char *p_s = st + stage_bytes;
+  float *red = reinterpret_cast<float *>(p_s + ROWS * P_ROW_BYTES);
+  float *mrun = red + RED_FLOATS;
+  const uint32_t q_u = smem_addr(q_s), st_u = smem_addr(st), p_u = smem_addr(p_s);
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
+  const int chunk = blockIdx.x / p.groups, head0 = (blockIdx.x % p.groups) * ROWS;
+  const int seq = __ldg(p.chunk_seq + chunk);
+  const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
+  const int ctx = __ldg(p.ctx_lens + seq);
+  const int32_t *table = p.table + (size_t)seq * p.mbps;
+
+  // ---- Q (once) and the first tile, one cp.async group
+  {
+    const char *qsrc = reinterpret_cast<const char *>(p.q + ((size_t)seq * p.heads + head0) * D);
+    for (int i = tid; i < ROWS * ROW_CHUNKS; i += THREADS) {
+      const int r = i / ROW_CHUNKS, cc = i - r * ROW_CHUNKS;
+      cp_async16(q_u + swz(r, cc, ROW_BYTES), qsrc + (size_t)i * 16, 16);
+    }
+    const int valid = min(TILE, ctx - tb * TILE);
+    if constexpr (FP8)
+      load_tile_raw(st_u, tile_src<EB>(p, table, tb), valid, tid);
+    else
+      load_tile_bf16(st_u, tile_src<EB>(p, table, tb), valid, tid);
+    cp_async_commit();
+  }
+  if (tid < 64) mrun[tid] = -INFINITY;
+
+  const float tscale = FP8 ? __ldg(p.scale) : 1.f;
+  const float s_log2 = p.scale_log2 * tscale;
+  const int rg = warp % L::RG, tgi = warp / L::RG;
+  const int srow0 = rg * 16 * L::SMT, stok0 = tgi * L::STOK, ocol0 = warp * L::OCOLS;
+
+  float o[L::MT][L::ONT][4];
+#pragma unroll
+  for (int mt = 0; mt < L::MT; ++mt)
+#pragma unroll
+    for (int j = 0; j < L::ONT; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+  float lsum[L::SMT][2];
+#pragma unroll
+  for (int mt = 0; mt < L::SMT; ++mt) lsum[mt][0] = lsum[mt][1] = 0.f;
+
+  int par = 0;
+  const int n = te - tb;
+  for (int it = 0; it < n; ++it) {
+    const int t = tb + it;
+    cp_async_wait_all();
+    __syncthreads();  // tile t is in shared memory; every warp is done with tile t - 1
+    uint32_t tile_u;
+    if constexpr (FP8) {
+      convert_tile(st, st + RAW_BYTES, tid);
+      __syncthreads();  // the bf16 tile is complete and the raw stage is free
+      if (it + 1 < n) load_tile_raw(st_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
+      cp_async_commit();
+      tile_u = st_u + RAW_BYTES;
+    } else {
+      const int buf = p.stages == 2 ? (it & 1) : 0;
+      if (p.stages == 2) {
+        if (it + 1 < n)
+          load_tile_bf16(st_u + (buf ^ 1) * TILE_BYTES, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
+                         tid);
+        cp_async_commit();
+      }
+      tile_u = st_u + buf * TILE_BYTES;
+    }
+    const int valid = min(TILE, ctx - t * TILE);
+
+    // ---- S = Q C^T for rows srow0.., tokens stok0..
+    float s[L::SMT][L::SNT][4];
+#pragma unroll
+    for (int mt = 0; mt < L::SMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < L::SNT; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
+#pragma unroll 3
+    for (int kk = 0; kk < D / 16; kk += 2) {  // two k-steps of 16 dims
+      uint32_t a[L::SMT][2][4], b[2][L::SNT][2];
+#pragma unroll
+      for (int mt = 0; mt < L::SMT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          ldsm_x4(q_u + swz(srow0 + 16 * mt + (lane & 15), 2 * (kk + h) + (lane >> 4), ROW_BYTES), a[mt][h][0],
+                  a[mt][h][1], a[mt][h][2], a[mt][h][3]);
+      if constexpr (L::SNT == 2) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          ldsm_x4(tile_u + swz(stok0 + (lane & 7) + ((lane >> 4) << 3), 2 * (kk + h) + ((lane >> 3) & 1), ROW_BYTES),
+                  b[h][0][0], b[h][0][1], b[h][1][0], b[h][1][1]);
+      } else {
+        ldsm_x4(tile_u + swz(stok0 + (lane & 7), 2 * kk + (lane >> 3), ROW_BYTES), b[0][0][0], b[0][0][1], b[1][0][0],
+                b[1][0][1]);
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int mt = 0; mt < L::SMT; ++mt)
+#pragma unroll
+          for (int j = 0; j < L::SNT; ++j) mma_bf16(s[mt][j], a[mt][h], b[h][j][0], b[h][j][1]);
+    }
+
+    // ---- scores in log2 units, tokens past the context masked, this warp's row maxima to shared memory
+    float mx[L::SMT][2];
+#pragma unroll
+    for (int mt = 0; mt < L::SMT; ++mt) {
+      mx[mt][0] = mx[mt][1] = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < L::SNT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = stok0 + 8 * j + 2 * c + (e & 1);
+          const float x = col < valid ? s[mt][j][e] * s_log2 : -INFINITY;
+          s[mt][j][e] = x;
+          mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], x);
+        }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mx[mt][h] = fmaxf(mx[mt][h], __shfl_xor_sync(0xffffffffu, mx[mt][h], 1));
+        mx[mt][h] = fmaxf(mx[mt][h], __shfl_xor_sync(0xffffffffu, mx[mt][h], 2));
+        if (c == 0) red[tgi * ROWS + srow0 + 16 * mt + g + 8 * h] = mx[mt][h];
+      }
+    }
+    __syncthreads();  // every token group's maxima are in
+
+    // ---- the new row maxima (each thread for the rows it needs), P = exp2(S - max) to shared memory
+    const float *mold = mrun + par * 64;
+#pragma unroll
+    for (int mt = 0; mt < L::SMT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = srow0 + 16 * mt + g + 8 * h;
+        float mn = mold[r];
+#pragma unroll
+        for (int k = 0; k < L::TG; ++k) mn = fmaxf(mn, red[k * ROWS + r]);
+        const float corr = exp2f(mold[r] - mn);
+        float sum = 0.f;
+#pragma unroll
+        for (int j = 0; j < L::SNT; ++j) {
+          const float p0 = exp2f(s[mt][j][2 * h] - mn), p1 = exp2f(s[mt][j][2 * h + 1] - mn);
+          sum += p0 + p1;
+          const int col = stok0 + 8 * j + 2 * c;
+          *reinterpret_cast<uint32_t *>(p_s + swz(r, col >> 3, P_ROW_BYTES) + (col & 7) * 2) = pack_bf16(p0, p1);
+        }
+        lsum[mt][h] = lsum[mt][h] * corr + sum;
+      }
+    float oc[L::MT][2];
+#pragma unroll
+    for (int mt = 0; mt < L::MT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = 16 * mt + g + 8 * h;
+        float mn = mold[r];
+#pragma unroll
+        for (int k = 0; k < L::TG; ++k) mn = fmaxf(mn, red[k * ROWS + r]);
+        oc[mt][h] = exp2f(mold[r] - mn);
+        if (warp == 0 && c == 0) mrun[(par ^ 1) * 64 + r] = mn;
+      }
+    __syncthreads();  // P is complete
+
+    // ---- O = O x corr + P V over this warp's 64 output dims
+#pragma unroll
+    for (int mt = 0; mt < L::MT; ++mt)
+#pragma unroll
+      for (int j = 0; j < L::ONT; ++j) {
+        o[mt][j][0] *= oc[mt][0];
+        o[mt][j][1] *= oc[mt][0];
+        o[mt][j][2] *= oc[mt][1];
+        o[mt][j][3] *= oc[mt][1];
+      }
+#pragma unroll
+    for (int ks = 0; ks < TILE / 16; ++ks) {
+      uint32_t a[L::MT][4];
+#pragma unroll
+      for (int mt = 0; mt < L::MT; ++mt)
+        ldsm_x4(p_u + swz(16 * mt + (lane & 15), 2 * ks + (lane >> 4), P_ROW_BYTES), a[mt][0], a[mt][1], a[mt][2],
+                a[mt][3]);
+#pragma unroll
+      for (int jj = 0; jj < L::ONT / 2; ++jj) {
+        uint32_t b0, b1, b2, b3;
+        ldsm_x4_t(tile_u + swz(16 * ks + (lane & 7) + (((lane >> 3) & 1) << 3), (ocol0 >> 3) + 2 * jj + (lane >> 4),
+                               ROW_BYTES),
+                  b0, b1, b2, b3);
+#pragma unroll
+        for (int mt = 0; mt < L::MT; ++mt) {
+          mma_bf16(o[mt][2 * jj], a[mt], b0, b1);
+          mma_bf16(o[mt][2 * jj + 1], a[mt], b2, b3);
+        }
+      }
+    }
+    if constexpr (!FP8) {
+      if (p.stages == 1) {
+        __syncthreads();  // every warp is done with the one stage
+        if (it + 1 < n) load_tile_bf16(st_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
+        cp_async_commit();
+      }
+    }
+    par ^= 1;
+  }
+
+  // ---- row sums of the token groups meet in shared memory (the maxima exchange is no longer read)
+#pragma unroll
+  for (int mt = 0; mt < L::SMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float ls = lsum[mt][h];
+      ls += __shfl_xor_sync(0xffffffffu, ls, 1);
+      ls += __shfl_xor_sync(0xffffffffu, ls, 2);
+      if (c == 0) red[tgi * ROWS + srow0 + 16 * mt + g + 8 * h] = ls;
+    }
+  __syncthreads();
+
+  // ---- the output (one chunk) or the partial: normalised output and log2-sum-exp
+  const bool direct = __ldg(p.seq_chunks + seq) == 1;
+#pragma unroll
+  for (int mt = 0; mt < L::MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = 16 * mt + g + 8 * h;
+      float tot = 0.f;
+#pragma unroll
+      for (int k = 0; k < L::TG; ++k) tot += red[k * ROWS + r];
+      const float f = tscale / tot;  // tot > 0: every chunk holds a visible token
+      const size_t slot = direct ? (size_t)seq * p.heads + head0 + r : (size_t)chunk * p.heads + head0 + r;
+      if (direct) {
+        uint16_t *orow = p.out + slot * DV + ocol0 + 2 * c;
+#pragma unroll
+        for (int j = 0; j < L::ONT; ++j)
+          *reinterpret_cast<uint32_t *>(orow + 8 * j) = pack_bf16(o[mt][j][2 * h] * f, o[mt][j][2 * h + 1] * f);
+      } else {
+        float *po = p.part_o + slot * DV + ocol0 + 2 * c;
+#pragma unroll
+        for (int j = 0; j < L::ONT; ++j)
+          *reinterpret_cast<float2 *>(po + 8 * j) = make_float2(o[mt][j][2 * h] * f, o[mt][j][2 * h + 1] * f);
+        if (warp == 0 && c == 0) p.part_lse[slot] = mrun[par * 64 + r] + log2f(tot);
+      }
+    }
+}
+
+// Combine: one CTA per (sequence, head) of a split sequence, a thread per 4 output dims, a running
+// (max, weight sum, weighted output) over the sequence's chunks.
+__global__ void __launch_bounds__(COMBINE_THREADS) mla_combine_kernel(const Params p) {
+  const int seq = blockIdx.x / p.heads, head = blockIdx.x % p.heads;
+  const int n = __ldg(p.seq_chunks + seq);
+  if (n <= 1) return;
+  const int c0 = __ldg(p.seq_chunk0 + seq);
+  float m = -INFINITY, w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int k = 0; k < n; ++k) {
+    const size_t slot = (size_t)(c0 + k) * p.heads + head;
+    const float lse = __ldg(p.part_lse + slot);
+    const float4 po = __ldg(reinterpret_cast<const float4 *>(p.part_o + slot * DV) + threadIdx.x);
+    const float mn = fmaxf(m, lse), a = exp2f(m - mn), b = exp2f(lse - mn);
+    w = w * a + b;
+    acc[0] = acc[0] * a + b * po.x;
+    acc[1] = acc[1] * a + b * po.y;
+    acc[2] = acc[2] * a + b * po.z;
+    acc[3] = acc[3] * a + b * po.w;
+    m = mn;
+  }
+  const float inv = 1.f / w;
+  uint2 v = make_uint2(pack_bf16(acc[0] * inv, acc[1] * inv), pack_bf16(acc[2] * inv, acc[3] * inv));
+  *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * threadIdx.x) = v;
+}
+
+const void *kernel_for(int rows, km_mla_kv kv) {
+  const bool f8 = kv == KM_MLA_FP8_E4M3;
+  switch (rows) {
+    case 16: return f8 ? (const void *)&mla_kernel<16, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<16, KM_MLA_BF16>;
+    case 32: return f8 ? (const void *)&mla_kernel<32, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<32, KM_MLA_BF16>;
+    case 64: return f8 ? (const void *)&mla_kernel<64, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<64, KM_MLA_BF16>;
+    default: return nullptr;
+  }
+}
+
+int rows_for(int heads) { return heads % 64 == 0 ? 64 : heads % 32 == 0 ? 32 : 16; }
+int tiles_of(int ctx) { return (ctx + TILE - 1) / TILE; }
+double tile_bytes(km_mla_kv kv) { return (double)TILE * D * (kv == KM_MLA_BF16 ? 2 : 1); }
+
+// Chunk length (tiles): the resident CTAs run the work in waves, each as long as its longest chunk plus a
+// start (the first tile's latency and Q, ~1 tile) and, when split, the partial's write and combine read
+// (in tiles of cache bytes); the whole work spread evenly bounds it from below. The cheapest candidate wins,
+// ties to the longer chunk.
+int pick_chunk_tiles(const km_mla_shape *s, const km_mla_config *cfg, int batch, const int32_t *ctx) {
+  const double W = cfg->ctas > 0 ? cfg->ctas : 1, groups = s->num_heads / cfg->rows;
+  const double part_tiles = 2.0 * cfg->rows * (DV + 1) * 4 / tile_bytes(s->kv);
+  int longest = 1;
+  for (int b = 0; b < batch; ++b) longest = tiles_of(ctx[b]) > longest ? tiles_of(ctx[b]) : longest;
+  int best = longest;
+  double best_cost = 1e300;
+  for (int ct = longest; ct >= 1; ct = ct > 64 ? ct - (ct >> 6) : ct - 1) {
+    double items = 0, work = 0;
+    int maxlen = 0;
+    bool split = false;
+    for (int b = 0; b < batch; ++b) {
+      const int n = tiles_of(ctx[b]), nc = (n + ct - 1) / ct, len = (n + nc - 1) / nc;
+      items += nc;
+      split |= nc > 1;
+      maxlen = len > maxlen ? len : maxlen;
+    }
+    const double startup = 1.0 + (split ? part_tiles : 0.0);
+    for (int b = 0; b < batch; ++b) {
+      const int n = tiles_of(ctx[b]), nc = (n + ct - 1) / ct;
+      work += n + nc * startup;
+    }
+    items *= groups;
+    work *= groups;
+    double cost = ceil(items / W) * (maxlen + startup);
+    if (cost < work / W) cost = work / W;
+    if (cost < best_cost * (1 - 1e-9)) {
+      best_cost = cost;
+      best = ct;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+extern "C" const char *km_mla_shape_error(const km_mla_shape *s) {
+  if (s->num_heads < 16 || s->num_heads % 16) return "query heads must be a positive multiple of 16";
+  if (s->block_size < TILE || s->block_size % TILE) return "block size must be a multiple of 64";
+  if (s->kv < 0 || s->kv >= KM_MLA_KV_COUNT) return "unknown latent format";
+  return nullptr;
+}
+
+extern "C" int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages) {
+  const int st = kv == KM_MLA_BF16 ? stages * TILE_BYTES : RAW_BYTES + TILE_BYTES;
+  return rows * ROW_BYTES + st + rows * P_ROW_BYTES + (RED_FLOATS + MRUN_FLOATS) * (int)sizeof(float);
+}
+
+extern "C" cudaError_t km_mla_config_prepare(const km_mla_config *cfg, km_mla_kv kv) {
+  const void *k = kernel_for(cfg->rows, kv);
+  if (!k) return cudaErrorInvalidValue;
+  return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
+}
+
+extern "C" cudaError_t km_mla_pick_config(const km_mla_shape *s, int device, km_mla_config *out) {
+  memset(out, 0, sizeof *out);
+  if (km_mla_shape_error(s)) return cudaErrorInvalidValue;
+  int optin = 0, sms = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e != cudaSuccess) return e;
+  for (int rows = rows_for(s->num_heads); rows >= 16; rows /= 2)
+    for (int stages = s->kv == KM_MLA_BF16 ? 2 : 1; stages >= 1; --stages) {
+      const int need = km_mla_smem_bytes(s->kv, rows, stages);
+      if (need > optin) continue;
+      km_mla_config c = {rows, stages, need, 0};
+      if ((e = km_mla_config_prepare(&c, s->kv)) != cudaSuccess) return e;
+      int blocks = 0;
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_for(rows, s->kv), THREADS, need);
+      if (e != cudaSuccess) return e;
+      if (blocks < 1) continue;
+      c.ctas = blocks * sms;
+      *out = c;
+      return cudaSuccess;
+    }
+  return cudaErrorInvalidValue;
+}
+
+extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_mla_config *cfg, int batch,
+                                const int32_t *context_lens, int max_blocks_per_seq, int chunk_tiles, char *err,
+                                size_t errlen) {
+  memset(p, 0, sizeof *p);
+  const char *why = km_mla_shape_error(s);
+  if (!why && batch < 1) why = "batch must be >= 1";
+  if (!why && (cfg->rows != 16 && cfg->rows != 32 && cfg->rows != 64)) why = "rows per CTA must be 16, 32 or 64";
+  if (!why && s->num_heads % cfg->rows) why = "query heads must be a multiple of the rows per CTA";
+  if (!why && s->kv == KM_MLA_BF16 && cfg->stages != 1 && cfg->stages != 2) why = "bf16 stages must be 1 or 2";
+  if (why) {
+    snprintf(err, errlen, "%s", why);
+    return -1;
+  }
+  for (int b = 0; b < batch; ++b) {
+    const int ctx = context_lens[b];
+    if (ctx < 1) {
+      snprintf(err, errlen, "sequence %d: context %d must be >= 1", b, ctx);
+      return -1;
+    }
+    if ((long long)(ctx + s->block_size - 1) / s->block_size > max_blocks_per_seq) {
+      snprintf(err, errlen, "sequence %d: context %d needs more than %d blocks of %d", b, ctx, max_blocks_per_seq,
+               s->block_size);
+      return -1;
+    }
+  }
+  if (chunk_tiles <= 0) chunk_tiles = pick_chunk_tiles(s, cfg, batch, context_lens);
+  long long chunks = 0;
+  for (int b = 0; b < batch; ++b) chunks += (tiles_of(context_lens[b]) + chunk_tiles - 1) / chunk_tiles;
+  if (chunks * (s->num_heads / cfg->rows) > (1LL << 31) - 1) {
+    snprintf(err, errlen, "too many CTAs (%lld chunks)", chunks);
+    return -1;
+  }
+  p->shape = *s;
+  p->cfg = *cfg;
+  p->batch = batch;
+  p->max_blocks_per_seq = max_blocks_per_seq;
+  p->chunk_tiles = chunk_tiles;
+  p->num_chunks = (int)chunks;
+  p->chunk_seq = (int32_t *)malloc(chunks * sizeof(int32_t));
+  p->chunk_begin = (int32_t *)malloc(chunks * sizeof(int32_t));
+  p->chunk_end = (int32_t *)malloc(chunks * sizeof(int32_t));
+  p->seq_chunk0 = (int32_t *)malloc(batch * sizeof(int32_t));
+  p->seq_chunks = (int32_t *)malloc(batch * sizeof(int32_t));
+  if (!p->chunk_seq || !p->chunk_begin || !p->chunk_end || !p->seq_chunk0 || !p->seq_chunks) {
+    km_mla_plan_free(p);
+    snprintf(err, errlen, "no host memory for the plan");
+    return -1;
+  }
+  int k = 0;
+  for (int b = 0; b < batch; ++b) {
+    const int n = tiles_of(context_lens[b]), nc = (n + chunk_tiles - 1) / chunk_tiles;
+    p->seq_chunk0[b] = k;
+    p->seq_chunks[b] = nc;
+    if (nc > 1) p->split = 1;
+    for (int j = 0; j < nc; ++j, ++k) {  // chunk j: tiles [n j / nc, n (j + 1) / nc), sizes differ by <= 1
+      p->chunk_seq[k] = b;
+      p->chunk_begin[k] = (int)((long long)n * j / nc);
+      p->chunk_end[k] = (int)((long long)n * (j + 1) / nc);
+    }
+  }
+  return 0;
+}
+
+extern "C" cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream) {
+  const size_t nc = (size_t)p->num_chunks, nb = (size_t)p->batch;
+  p->d_bytes = (3 * nc + 2 * nb) * sizeof(int32_t);
+  cudaError_t e = cudaMalloc(&p->d_arrays, p->d_bytes);
+  if (e != cudaSuccess) {
+    p->d_arrays = NULL;
+    return e;
+  }
+  const int32_t *src[5] = {p->chunk_seq, p->chunk_begin, p->chunk_end, p->seq_chunk0, p->seq_chunks};
+  const size_t len[5] = {nc, nc, nc, nb, nb};
+  size_t off = 0;
+  for (int i = 0; i < 5 && e == cudaSuccess; off += len[i], ++i)
+    e = cudaMemcpyAsync(p->d_arrays + off, src[i], len[i] * sizeof(int32_t), cudaMemcpyHostToDevice, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e;
+}
+
+extern "C" void km_mla_plan_free(km_mla_plan *p) {
+  free(p->chunk_seq);
+  free(p->chunk_begin);
+  free(p->chunk_end);
+  free(p->seq_chunk0);
+  free(p->seq_chunks);
+  if (p->d_arrays) cudaFree(p->d_arrays);
+  memset(p, 0, sizeof *p);
+}
+
+extern "C" size_t km_mla_workspace_bytes(const km_mla_plan *p) {
+  if (!p->split) return 0;
+  return (size_t)p->num_chunks * p->shape.num_heads * (DV + 1) * sizeof(float);
+}
+
+extern "C" double km_mla_cache_bytes_read(const km_mla_plan *p, const int32_t *context_lens) {
+  double tokens = 0;
+  for (int b = 0; b < p->batch; ++b) tokens += context_lens[b];
+  return tokens * D * (p->shape.kv == KM_MLA_BF16 ? 2 : 1);
+}
+
+extern "C" double km_mla_partial_bytes(const km_mla_plan *p) {
+  if (!p->split) return 0;
+  double slots = 0;
+  for (int b = 0; b < p->batch; ++b)
+    if (p->seq_chunks[b] > 1) slots += (double)p->seq_chunks[b] * p->shape.num_heads;
+  return slots * (DV + 1) * sizeof(float);
+}
+
+extern "C" double km_mla_flops(const km_mla_shape *s, int batch, const int32_t *context_lens) {
+  double tokens = 0;
+  for (int b = 0; b < batch; ++b) tokens += context_lens[b];
+  return 2.0 * s->num_heads * tokens * (D + DV);
+}
+
+extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a, cudaStream_t stream) {
+  const km_mla_shape *s = &pl->shape;
+  const void *k = kernel_for(pl->cfg.rows, s->kv);
+  if (!k || !pl->d_arrays || pl->cfg.smem_bytes < km_mla_smem_bytes(s->kv, pl->cfg.rows, pl->cfg.stages))
+    return cudaErrorInvalidValue;
+  if (s->kv != KM_MLA_BF16 && !a->scale) return cudaErrorInvalidValue;
+  if (pl->split && !a->workspace) return cudaErrorInvalidValue;
+  Params p;
+  memset(&p, 0, sizeof p);
+  p.q = a->q;
+  p.cache = (const char *)a->cache;
+  p.scale = a->scale;
+  p.table = a->block_table;
+  p.ctx_lens = a->context_lens;
+  const size_t nc = (size_t)pl->num_chunks;
+  p.chunk_seq = pl->d_arrays;
+  p.chunk_begin = pl->d_arrays + nc;
+  p.chunk_end = pl->d_arrays + 2 * nc;
+  p.seq_chunk0 = pl->d_arrays + 3 * nc;
+  p.seq_chunks = pl->d_arrays + 3 * nc + pl->batch;
+  p.out = a->out;
+  p.heads = s->num_heads;
+  p.groups = s->num_heads / pl->cfg.rows;
+  p.block_size = s->block_size;
+  p.mbps = pl->max_blocks_per_seq;
+  p.stages = pl->cfg.stages;
+  p.scale_log2 = a->sm_scale * LOG2E;
+  if (pl->split) {
+    p.part_o = (float *)a->workspace;
+    p.part_lse = p.part_o + nc * s->num_heads * DV;
+  }
+  void *args[] = {&p};
+  const unsigned grid = (unsigned)(nc * p.groups);
+  cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(THREADS), args, (size_t)pl->cfg.smem_bytes, stream);
+  if (e != cudaSuccess || !pl->split) return e;
+  return cudaLaunchKernel((const void *)&mla_combine_kernel, dim3((unsigned)(pl->batch * s->num_heads)),
+                          dim3(COMBINE_THREADS), args, 0, stream);
+}

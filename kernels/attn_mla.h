@@ -1,0 +1,138 @@
+/* MLA decode (DeepSeek-V2/V3, absorbed form) over a paged latent cache (family attn/mla): one query token
+ * per sequence, `num_heads` query heads that all read the one latent row per token.
+ *
+ * Layouts:
+ *   q      bf16 [batch][num_heads][576]  (the absorbed query: 512 latent dims, then 64 rope dims)
+ *   cache  [num_blocks][block_size][576], bf16, or fp8 e4m3 with one fp32 scale for the whole tensor
+ *   block_table int32 [batch][max_blocks_per_seq]; context_lens int32 [batch] (>= 1)
+ *   out    bf16 [batch][num_heads][512]
+ * For each sequence: S = Q C^T x sm_scale (C: its ctx latent rows), P = softmax(S) over the tokens,
+ * O = P C[:, :512]. Softmax in fp32 (running max and sum, base 2); both products on tensor cores
+ * (mma.sync m16n8k16, bf16 operands, fp32 accumulators). fp8 codes are converted to bf16 exactly in shared
+ * memory; the tensor scale multiplies the scores and the output.
+ *
+ * Work: a CTA takes `rows` (16, 32 or 64) query heads of one chunk of one sequence; a chunk is a run of
+ * 64-token tiles (one tile = one page of block size 64). Split-KV: when batch x head groups does not fill
+ * the SMs, the host planner cuts each sequence into chunks; a sequence with one chunk is written directly,
+ * else each chunk writes an fp32 partial (normalised output and log2-sum-exp) that a combine pass merges.
+ *
+ * The CTA (8 warps, 256 threads), for rows = 64 (the compute-bound case, 128 heads = two CTAs per chunk):
+ *   shared memory  Q tile 64 x 576 bf16 (72 KiB, loaded once), two latent stages 64 x 576 bf16 (2 x 72 KiB,
+ *                  cp.async, XOR-swizzled 16-byte chunks so ldmatrix is conflict-free), P 64 x 64 bf16
+ *                  (8 KiB), row maxima / sums (1.5 KiB): 225.5 KiB of the H100/H200's 227 KiB, one CTA per
+ *                  SM. fp8: one raw stage 64 x 576 B (36 KiB) converted into one bf16 tile (72 KiB): 188 KiB.
+ *                  A device with less (A100: 163 KiB) runs one bf16 stage, or 32-row CTAs for fp8.
+ *   S = Q C^T      warp w: rows 32 (w % 2) .. +32, tokens 16 (w / 2) .. +16: 2 x 2 m16n8 accumulators
+ *                  (16 registers), 36 k-steps of ldmatrix.x4 A (Q) and B (latent) fragments: 144 mma.
+ *   softmax        row maxima of the 4 token groups meet in shared memory; every thread recomputes the new
+ *                  max of the rows it needs (no second exchange); P goes to shared memory as bf16.
+ *   O += P V       warp w: all 64 rows, output dims 64 w .. +64: 4 x 8 m16n8 accumulators = 128 fp32
+ *                  registers per thread (the whole 64 x 512 O lives in the CTA's registers, 128 KiB);
+ *                  A = P (ldmatrix), B = latent dims (ldmatrix.trans): 128 mma.
+ *   registers      ~128 (O) + 16 (S) + ~12 fragments + ~30 softmax/addressing: under the 255 cap of
+ *                  __launch_bounds__(256, 1).
+ * Per tile and CTA: 2176 mma (8.9 MFLOP) against 1120 ldmatrix.x4 (573 KiB of shared-memory reads, ~4,500
+ * cycles at 128 B/clock): shared-memory bandwidth, not the tensor cores, bounds this mma.sync design at
+ * ~3.5 TFLOP/s per SM, ~450 TFLOP/s on 128 SMs at 1.75 GHz; expect 300-400 TFLOP/s at 128 heads, batch 64,
+ * context 8K (~370-490 us; FlashMLA's 660 TFLOP/s needs wgmma with A and B from shared memory, not done here).
+ * At 16 heads (30 FLOP per byte) the step is memory-bound: one 72 KiB tile in flight per SM during compute
+ * (9.5 MB over 132 SMs, above bandwidth x latency), so it should come near the read ceiling. */
+#ifndef KM_KERNELS_ATTN_MLA_H
+#define KM_KERNELS_ATTN_MLA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KM_MLA_DIM 576   /* latent width: kv_lora_rank 512 + rope 64 */
+#define KM_MLA_VDIM 512  /* V = the first 512 latent dims */
+#define KM_MLA_TILE 64   /* tokens per tile (and the block size the cache must be a multiple of) */
+
+typedef enum km_mla_kv {
+  KM_MLA_BF16 = 0,
+  KM_MLA_FP8_E4M3, /* one fp32 scale for the tensor */
+  KM_MLA_KV_COUNT
+} km_mla_kv;
+
+typedef struct km_mla_shape {
+  int num_heads;  /* a multiple of 16 */
+  int block_size; /* a multiple of 64 */
+  km_mla_kv kv;
+} km_mla_shape;
+
+/* How a CTA is laid out on this device: query heads per CTA and latent stages, from its shared memory. */
+typedef struct km_mla_config {
+  int rows;       /* 16, 32 or 64 query heads per CTA */
+  int stages;     /* bf16: 2 (load the next tile during this one) or 1; fp8: 1 raw stage */
+  int smem_bytes; /* dynamic shared memory per CTA */
+  int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
+} km_mla_config;
+
+/* 0 when the shape is supported, else a static reason. */
+const char *km_mla_shape_error(const km_mla_shape *s);
+/* Shared memory a CTA of `rows` heads and `stages` stages needs. */
+int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages);
+/* The configuration for `device` (its opt-in shared memory and SMs). cudaErrorInvalidValue for a bad shape
+ * or a device whose shared memory holds no configuration. */
+cudaError_t km_mla_pick_config(const km_mla_shape *s, int device, km_mla_config *out);
+/* Make a configuration launchable on the current device (raises the kernel's shared-memory limit to
+ * cfg->smem_bytes; km_mla_pick_config does it for its choice): for a configuration chosen by hand. */
+cudaError_t km_mla_config_prepare(const km_mla_config *cfg, km_mla_kv kv);
+
+typedef struct km_mla_plan {
+  km_mla_shape shape;
+  km_mla_config cfg;
+  int batch;
+  int max_blocks_per_seq;
+  int chunk_tiles; /* tiles per chunk (at most) */
+  int num_chunks;  /* over all sequences; CTAs = num_chunks x num_heads / rows */
+  int split;       /* 1 if any sequence has more than one chunk (the combine pass runs) */
+  /* host arrays: per chunk its sequence and tile range [begin, end); per sequence its first chunk and count */
+  int32_t *chunk_seq, *chunk_begin, *chunk_end;
+  int32_t *seq_chunk0, *seq_chunks;
+  int32_t *d_arrays; /* device copy of the five arrays (km_mla_plan_upload) */
+  size_t d_bytes;
+} km_mla_plan;
+
+/* Plan one step for configuration cfg (km_mla_pick_config, or any with rows and ctas set). context_lens on
+ * the host. chunk_tiles 0: chosen so the CTAs fill the device (cfg.ctas at once), else as given. Returns 0,
+ * or -1 with a reason in err. */
+int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_mla_config *cfg, int batch,
+                     const int32_t *context_lens, int max_blocks_per_seq, int chunk_tiles, char *err, size_t errlen);
+cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream); /* cudaMalloc + copy; synchronized */
+void km_mla_plan_free(km_mla_plan *p);
+
+/* fp32 workspace of the split path (0 when the plan does not split). */
+size_t km_mla_workspace_bytes(const km_mla_plan *p);
+/* Bytes the step reads from the cache: each context token's latent row once (the rows of a partial last
+ * tile past the context are not fetched). Head groups re-read rows from L2, which is not counted. */
+double km_mla_cache_bytes_read(const km_mla_plan *p, const int32_t *context_lens);
+/* Bytes of the partials, written by the chunks and read by the combine pass (each once). */
+double km_mla_partial_bytes(const km_mla_plan *p);
+/* Floating-point operations of the step: 2 x heads x context x (576 + 512) per sequence. */
+double km_mla_flops(const km_mla_shape *s, int batch, const int32_t *context_lens);
+
+typedef struct km_mla_args {
+  const uint16_t *q;
+  const void *cache;
+  const float *scale; /* fp8: the tensor's scale (device, one fp32) */
+  const int32_t *block_table;
+  const int32_t *context_lens; /* device */
+  float sm_scale;
+  uint16_t *out;
+  void *workspace;
+} km_mla_args;
+
+/* The step: the decode kernel, then the combine pass when the plan splits. */
+cudaError_t km_mla_decode(const km_mla_plan *p, const km_mla_args *a, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

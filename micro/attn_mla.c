@@ -1,0 +1,455 @@
+/* attn/mla/: one MLA decode step (DeepSeek-V2/V3 absorbed form) over the paged latent cache: one 576-wide
+ * latent per token shared by 16..128 query heads, block size 64, bf16 and fp8 e4m3 latents. At 128 heads the
+ * step is compute-bound (~240 FLOP per cache byte), so beside GB/s each row reports TFLOP/s and its share of
+ * a tensor-core ceiling measured in the same case (the prefix family's cuBLASLt 8192^3 bf16 GEMM). Every step
+ * is checked before it is timed: its whole output against the simple kernel of baselines/attn_mla_naive.cu
+ * on the same buffers (every rotated copy of the cache), and a slice (first and last sequence) of both
+ * against the fp64 CPU reference of micro/attn_mla_ref.c; fp8 rows also report their error against the
+ * same step on the bf16 values before quantization. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_mla.h"
+#include "attn_mla_naive.h"
+#include "attn_mla_ref.h"
+#include "bench.h"
+#include "check.h"
+#include "fill.h"
+#include "micro_tables.h"
+#include "paged_ref.h"
+#include "prefix_cases.h"
+#include "quant_fp8.h"
+#include "sparse_ref.h"
+
+typedef enum mla_op {
+  MLA_DECODE = 0, /* kernels/attn_mla.cu */
+  MLA_NAIVE,      /* baseline: one CTA per (sequence, head), CUDA cores */
+} mla_op;
+
+typedef struct mla_params {
+  mla_op op;
+  int heads;
+  km_mla_kv kv;
+  int batch, ctx;
+} mla_params;
+
+enum {
+  MLA_MAX_COPIES = 64,
+  MLA_BLOCK = 64,               /* block size of the cache (FlashMLA's and the issue's) */
+  SLICE_TOKEN_HEADS = 1 << 19,  /* CPU slice: context tokens x heads checked per sequence (~1 GFLOP in double) */
+  SLICE_MIN_HEADS = 16,
+  SMOKE_CTX = 2048,
+  SMOKE_BATCH = 4,
+  QUANT_GROUP = 64,             /* the fp8 quantizer takes rows of 64: a latent row is 9 of them, one scale */
+};
+/* DeepSeek-V3's softmax scale: 1 / sqrt(qk_nope_head_dim 128 + qk_rope_head_dim 64). */
+static const float MLA_SM_SCALE = 0.07216878364870323f;
+/* Latent values N(0, 1); the static fp8 tensor scale maps |x| = 8 (beyond any drawn value but ~1e-15 of
+ * them) to e4m3's largest finite value. */
+static const float LATENT_AMAX = 8.0f;
+/* A row of the output matches when every element is within this share of the row's largest |value|
+ * (P is rounded to bf16 before P.V; outputs are bf16). */
+static const double ROW_TOLERANCE = 1.0 / 64.0;
+
+typedef struct mla_run {
+  const mla_params *p;
+  km_mla_shape sh;
+  km_mla_config cfg;
+  int batch, mbps;
+  int32_t *h_ctx, *h_table, *d_ctx, *d_table;
+  int64_t num_blocks;
+  uint16_t *q, *out, *out_check;
+  /* the cache, `copies` times over when one is under 4x L2 (launch i reads copy i % copies) */
+  int copies;
+  void *cache[MLA_MAX_COPIES];
+  uint16_t *c16; /* fp8: copy 0's bf16 values before quantization */
+  float *scale;  /* fp8: the tensor scale (device), shared by every copy */
+  km_mla_plan plan;
+  km_mla_args args;
+} mla_run;
+
+static size_t elem_bytes(const mla_run *r) { return r->sh.kv == KM_MLA_BF16 ? 2 : 1; }
+static size_t q_elems(const mla_run *r) { return (size_t)r->batch * r->sh.num_heads * KM_MLA_DIM; }
+static size_t out_elems(const mla_run *r) { return (size_t)r->batch * r->sh.num_heads * KM_MLA_VDIM; }
+
+static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
+  mla_run *r = arg;
+  r->args.cache = r->cache[r->copies > 1 ? rep % r->copies : 0];
+  if (r->p->op == MLA_NAIVE) return km_mla_naive_decode(&r->sh, r->batch, r->mbps, &r->args, s);
+  return km_mla_decode(&r->plan, &r->args, s);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/* Each sequence's blocks are a random draw (without replacement) from one pool. */
+static void tables(km_bench *b, mla_run *r) {
+  int64_t total = 0;
+  for (int i = 0; i < r->batch; ++i) total += (r->h_ctx[i] + MLA_BLOCK - 1) / MLA_BLOCK;
+  r->num_blocks = total;
+  int32_t *perm = km_bench_host_alloc(b, (size_t)total * sizeof *perm);
+  if (!perm) return;
+  if (km_paged_table_random(perm, (size_t)total, total, km_bench_seed(b)) != 0) {
+    km_bench_skip(b, "no host memory for a %lld-block table", (long long)total);
+    return;
+  }
+  int64_t k = 0;
+  for (int i = 0; i < r->batch; ++i) {
+    const int n = (r->h_ctx[i] + MLA_BLOCK - 1) / MLA_BLOCK;
+    for (int j = 0; j < r->mbps; ++j) r->h_table[(size_t)i * r->mbps + j] = j < n ? perm[k++] : 0;
+  }
+}
+
+/* Fresh N(0, 1) latents for every copy; fp8 copies quantized with the static tensor scale by the quant
+ * family's kernel from one scratch bf16 buffer (copy 0's originals are kept for the accuracy figures). */
+static void fill_cache(km_bench *b, mla_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  const size_t rows = (size_t)r->num_blocks * MLA_BLOCK, n = rows * KM_MLA_DIM;
+  int copies = km_bench_rotation(b, n * elem_bytes(r));
+  r->copies = copies > MLA_MAX_COPIES ? MLA_MAX_COPIES : copies;
+  if (r->sh.kv == KM_MLA_FP8_E4M3) {
+    r->c16 = km_bench_device_alloc(b, n * 2);
+    r->scale = km_bench_device_alloc(b, sizeof(float));
+    KM_RETURN_IF_STOPPED(b);
+    const float sc = LATENT_AMAX / KM_FP8_E4M3_MAX;
+    KM_CUDA(b, cudaMemcpyAsync(r->scale, &sc, sizeof sc, cudaMemcpyHostToDevice, s));
+  }
+  for (int j = r->copies - 1; j >= 0; --j) { /* copy 0 last: the scratch keeps its originals */
+    r->cache[j] = km_bench_device_alloc(b, n * elem_bytes(r));
+    KM_RETURN_IF_STOPPED(b);
+    uint16_t *src = r->sh.kv == KM_MLA_BF16 ? r->cache[j] : r->c16; /* refilled in stream order */
+    KM_CUDA(b, km_fill_normal_bf16(src, n, km_bench_seed(b), 1.0f, KM_MLA_DIM, 0, 0, 1.0f, s));
+    if (r->sh.kv == KM_MLA_FP8_E4M3)
+      KM_CUDA(b, km_quant_fp8_quantize(src, r->cache[j], r->scale, rows, KM_MLA_DIM / QUANT_GROUP, QUANT_GROUP,
+                                       KM_FP8_E4M3, KM_QUANT_PER_TENSOR, s));
+  }
+  KM_CUDA(b, cudaStreamSynchronize(s));
+}
+
+static void setup(km_bench *b, const mla_params *p, mla_run *r) {
+  cudaStream_t s = km_bench_stream(b);
+  r->p = p;
+  r->sh.num_heads = p->heads;
+  r->sh.block_size = MLA_BLOCK;
+  r->sh.kv = p->kv;
+  r->batch = p->batch;
+  const char *why = km_mla_shape_error(&r->sh);
+  if (why) {
+    km_bench_skip(b, "%s", why);
+    return;
+  }
+  cudaError_t e = km_mla_pick_config(&r->sh, km_bench_device_id(b), &r->cfg);
+  if (e == cudaErrorInvalidValue) {
+    km_bench_skip(b, "no MLA CTA layout fits this device's shared memory per block");
+    return;
+  }
+  KM_CUDA(b, e);
+  int ctx = p->ctx;
+  if (km_bench_smoke(b)) {
+    ctx = ctx < SMOKE_CTX ? ctx : SMOKE_CTX;
+    r->batch = r->batch < SMOKE_BATCH ? r->batch : SMOKE_BATCH;
+  }
+  r->mbps = (ctx + MLA_BLOCK - 1) / MLA_BLOCK;
+  r->h_ctx = km_bench_host_alloc(b, (size_t)r->batch * sizeof(int32_t));
+  r->h_table = km_bench_host_alloc(b, (size_t)r->batch * r->mbps * sizeof(int32_t));
+  KM_RETURN_IF_STOPPED(b);
+  for (int i = 0; i < r->batch; ++i) r->h_ctx[i] = ctx;
+  tables(b, r);
+  KM_RETURN_IF_STOPPED(b);
+  r->d_ctx = km_bench_device_alloc(b, (size_t)r->batch * sizeof(int32_t));
+  r->d_table = km_bench_device_alloc(b, (size_t)r->batch * r->mbps * sizeof(int32_t));
+  r->q = km_bench_device_alloc(b, q_elems(r) * 2);
+  r->out = km_bench_device_alloc(b, out_elems(r) * 2);
+  r->out_check = km_bench_device_alloc(b, out_elems(r) * 2);
+  KM_RETURN_IF_STOPPED(b);
+  KM_CUDA(b, cudaMemcpyAsync(r->d_ctx, r->h_ctx, (size_t)r->batch * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+  KM_CUDA(b, cudaMemcpyAsync(r->d_table, r->h_table, (size_t)r->batch * r->mbps * sizeof(int32_t),
+                             cudaMemcpyHostToDevice, s));
+  KM_CUDA(b, km_fill_normal_bf16(r->q, q_elems(r), km_bench_seed(b), 1.0f, KM_MLA_DIM, 0, 0, 1.0f, s));
+  fill_cache(b, r);
+  KM_RETURN_IF_STOPPED(b);
+  char err[256];
+  if (km_mla_plan_make(&r->plan, &r->sh, &r->cfg, r->batch, r->h_ctx, r->mbps, 0, err, sizeof err) != 0) {
+    km_bench_skip(b, "%s", err);
+    return;
+  }
+  KM_CUDA(b, km_mla_plan_upload(&r->plan, s)); /* freed by run_mla */
+  memset(&r->args, 0, sizeof r->args);
+  r->args.q = r->q;
+  r->args.cache = r->cache[0];
+  r->args.scale = r->scale;
+  r->args.block_table = r->d_table;
+  r->args.context_lens = r->d_ctx;
+  r->args.sm_scale = MLA_SM_SCALE;
+  r->args.out = r->out;
+  const size_t ws = km_mla_workspace_bytes(&r->plan);
+  if (ws) {
+    r->args.workspace = km_bench_device_alloc(b, ws);
+    KM_RETURN_IF_STOPPED(b);
+  }
+}
+
+/* ---------------------------------------------------------------- verification */
+
+/* Rows of `d` outputs: each element within ROW_TOLERANCE x the row's largest |ref|; NaN (the poison) never
+ * passes. row_ids: the output row of each reference row (NULL: the same). Returns the bad elements. */
+static size_t compare_rows(km_bench *b, const char *what, const uint16_t *got, const float *ref, size_t rows, int d,
+                           const size_t *row_ids) {
+  size_t bad = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    const float *rr = ref + i * d;
+    const size_t id = row_ids ? row_ids[i] : i;
+    const uint16_t *gr = got + id * d;
+    double mx = 0;
+    for (int j = 0; j < d; ++j) mx = fmax(mx, fabs(rr[j]));
+    for (int j = 0; j < d; ++j) {
+      const double g = km_bf16_to_float(gr[j]), e = fabs(g - rr[j]);
+      if (!(e <= ROW_TOLERANCE * mx + 1e-6)) {
+        if (bad < 4) km_bench_mismatch(b, "%s: row %zu dim %d: got %.6g, want %.6g", what, id, j, g, rr[j]);
+        ++bad;
+      }
+    }
+  }
+  return bad;
+}
+
+/* The sequence's latent rows (`rb` bytes per token) in token order, one copy per block. */
+static int stage_rows(km_bench *b, const mla_run *r, const void *pool, size_t rb, int seq, unsigned char *dst) {
+  cudaStream_t s = km_bench_stream(b);
+  const size_t bb = rb * MLA_BLOCK;
+  const int n = (r->h_ctx[seq] + MLA_BLOCK - 1) / MLA_BLOCK;
+  for (int j = 0; j < n; ++j)
+    KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(dst + (size_t)j * bb,
+                                       (const unsigned char *)pool + (size_t)r->h_table[(size_t)seq * r->mbps + j] * bb,
+                                       bb, cudaMemcpyDeviceToHost, s));
+  KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
+  return 0;
+}
+
+typedef struct slice_acc {
+  double err2, ref2;
+} slice_acc;
+
+/* The heads checked on the CPU: all when the slice allows, else an even spread that varies the row inside
+ * each 8-row group (head k x stride + k % stride), so every lane position of the fragments is covered. */
+static int slice_heads(const mla_run *r, int ctx, int *list) {
+  const int heads = r->sh.num_heads;
+  int nh = SLICE_TOKEN_HEADS / (ctx > 0 ? ctx : 1);
+  nh = nh < SLICE_MIN_HEADS ? SLICE_MIN_HEADS : nh;
+  if (nh >= heads) {
+    for (int h = 0; h < heads; ++h) list[h] = h;
+    return heads;
+  }
+  const int stride = heads / nh;
+  for (int k = 0; k < nh; ++k) list[k] = k * stride + k % stride;
+  return nh;
+}
+
+/* CPU reference for one sequence (copy 0), compared with both device outputs; fp8: the kernel's output
+ * against the step on the bf16 values before quantization, accumulated into acc. */
+static size_t check_sequence(km_bench *b, const mla_run *r, int seq, const uint16_t *got, const uint16_t *naive,
+                             slice_acc *acc) {
+  cudaStream_t s = km_bench_stream(b);
+  const int ctx = r->h_ctx[seq], heads = r->sh.num_heads, D = KM_MLA_DIM, DV = KM_MLA_VDIM;
+  const size_t cap = (size_t)r->mbps * MLA_BLOCK * D;
+  unsigned char *rows = km_bench_pinned_alloc(b, cap * 2); /* bf16-sized: fp8 codes, then the originals */
+  uint16_t *q = km_bench_host_alloc(b, (size_t)heads * D * 2);
+  float *ref = km_bench_host_alloc(b, (size_t)heads * DV * sizeof(float));
+  float *packed = km_bench_host_alloc(b, (size_t)heads * DV * sizeof(float));
+  int *list = km_bench_host_alloc(b, (size_t)heads * sizeof(int));
+  size_t *ids = km_bench_host_alloc(b, (size_t)heads * sizeof(size_t));
+  if (!rows || !q || !ref || !packed || !list || !ids) return 1;
+  if (stage_rows(b, r, r->cache[0], (size_t)D * elem_bytes(r), seq, rows)) return 1;
+  KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(q, r->q + (size_t)seq * heads * D, (size_t)heads * D * 2, cudaMemcpyDeviceToHost, s));
+  KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
+  const int fp8 = r->sh.kv == KM_MLA_FP8_E4M3;
+  const km_mla_ref_shape rs = {heads, fp8, LATENT_AMAX / KM_FP8_E4M3_MAX, MLA_SM_SCALE};
+  const int nl = slice_heads(r, ctx, list);
+  km_mla_ref_step(&rs, ctx, q, rows, list, nl, ref);
+  for (int k = 0; k < nl; ++k) {
+    memcpy(packed + (size_t)k * DV, ref + (size_t)list[k] * DV, (size_t)DV * sizeof(float));
+    ids[k] = (size_t)seq * heads + list[k];
+  }
+  size_t bad = compare_rows(b, "kernel vs CPU", got, packed, (size_t)nl, DV, ids) +
+               compare_rows(b, "simple kernel vs CPU", naive, packed, (size_t)nl, DV, ids);
+  if (fp8 && acc) {
+    if (stage_rows(b, r, r->c16, (size_t)D * 2, seq, rows)) return 1;
+    const km_mla_ref_shape r16 = {heads, 0, 1.0f, MLA_SM_SCALE};
+    km_mla_ref_step(&r16, ctx, q, rows, list, nl, ref);
+    for (int k = 0; k < nl; ++k)
+      for (int j = 0; j < DV; ++j) {
+        const double g = km_bf16_to_float(got[ids[k] * DV + j]), w = ref[(size_t)list[k] * DV + j];
+        acc->err2 += (g - w) * (g - w);
+        acc->ref2 += w * w;
+      }
+  }
+  return bad;
+}
+
+/* One copy of the cache: the timed step with its output poisoned (0xFFFF is a bf16 NaN), and the other
+ * kernel on the same cache, both copied to the host. */
+static int run_both(km_bench *b, mla_run *r, int copy, uint16_t *got, uint16_t *other) {
+  cudaStream_t s = km_bench_stream(b);
+  const size_t n = out_elems(r);
+  KM_CUDA_OR_FAIL(b, cudaMemsetAsync(r->out, 0xFF, n * 2, s));
+  KM_CUDA_OR_FAIL(b, cudaMemsetAsync(r->out_check, 0xFF, n * 2, s));
+  KM_CUDA_OR_FAIL(b, enqueue(r, copy, s));
+  KM_CUDA_OR_FAIL(b, cudaGetLastError());
+  KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(got, r->out, n * 2, cudaMemcpyDeviceToHost, s));
+  km_mla_args a = r->args;
+  a.out = r->out_check;
+  if (r->p->op == MLA_NAIVE)
+    KM_CUDA_OR_FAIL(b, km_mla_decode(&r->plan, &a, s));
+  else
+    KM_CUDA_OR_FAIL(b, km_mla_naive_decode(&r->sh, r->batch, r->mbps, &a, s));
+  KM_CUDA_OR_FAIL(b, cudaGetLastError());
+  KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(other, r->out_check, n * 2, cudaMemcpyDeviceToHost, s));
+  KM_CUDA_OR_FAIL(b, cudaStreamSynchronize(s));
+  return 0;
+}
+
+/* Every copy's whole output against the other kernel; copy 0's first and last sequence on the CPU. */
+static void verify(km_bench *b, mla_run *r) {
+  const size_t n = out_elems(r), d = KM_MLA_VDIM;
+  uint16_t *got = km_bench_host_alloc(b, n * 2), *other = km_bench_host_alloc(b, n * 2);
+  float *ref = km_bench_host_alloc(b, n * sizeof(float));
+  if (!got || !other || !ref) return;
+  const int naive_timed = r->p->op == MLA_NAIVE;
+  /* got: the timed kernel's output; naive: the simple kernel's, whichever is timed */
+  const uint16_t *fast = naive_timed ? other : got, *simple = naive_timed ? got : other;
+  size_t bad = 0;
+  for (int copy = r->copies - 1; copy >= 0; --copy) { /* copy 0 last: its outputs stay for the CPU slice */
+    if (run_both(b, r, copy, got, other) != 0) return;
+    for (size_t i = 0; i < n; ++i) ref[i] = km_bf16_to_float(simple[i]);
+    bad += compare_rows(b, "decode kernel vs simple kernel", fast, ref, n / d, (int)d, NULL);
+  }
+  r->args.cache = r->cache[0];
+  slice_acc acc = {0, 0};
+  bad += check_sequence(b, r, 0, fast, simple, &acc);
+  if (r->batch > 1) bad += check_sequence(b, r, r->batch - 1, fast, simple, &acc);
+  KM_RETURN_IF_STOPPED(b);
+  char tol[240];
+  snprintf(tol, sizeof tol,
+           "each output within 1/64 of its row's max |value| of the simple kernel (all %zu rows of each of %d cache "
+           "copies) and of the CPU fp64 reference (first and last sequence)",
+           n / d, r->copies);
+  km_bench_verified(b, bad, n * r->copies, tol);
+  if (r->sh.kv == KM_MLA_FP8_E4M3 && acc.ref2 > 0) km_bench_counter(b, "rel_err_vs_bf16", sqrt(acc.err2 / acc.ref2));
+}
+
+/* ---------------------------------------------------------------- the case */
+
+/* Each context token's latent row once, the queries, the block table entries of the tiles, and the
+ * partials (written by the chunks, read by the combine pass); the output written once. */
+static km_work work_of(const mla_run *r) {
+  km_work w;
+  memset(&w, 0, sizeof w);
+  const double part = km_mla_partial_bytes(&r->plan);
+  double ctx_tokens = 0, tiles = 0;
+  for (int i = 0; i < r->batch; ++i) {
+    ctx_tokens += r->h_ctx[i];
+    tiles += (r->h_ctx[i] + KM_MLA_TILE - 1) / KM_MLA_TILE;
+  }
+  w.bytes_read = km_mla_cache_bytes_read(&r->plan, r->h_ctx) + (double)q_elems(r) * 2 + part + tiles * 4 +
+                 (r->sh.kv == KM_MLA_FP8_E4M3 ? 4 : 0);
+  w.bytes_written = (double)out_elems(r) * 2 + part;
+  w.tokens = ctx_tokens; /* ns per context token of one layer's step */
+  w.layers = 1;
+  return w;
+}
+
+static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
+  setup(b, p, r);
+  KM_RETURN_IF_STOPPED(b);
+  if (km_bench_verify_enabled(b)) verify(b, r);
+  KM_RETURN_IF_STOPPED(b);
+  const km_work w = work_of(r);
+  const double sec = km_bench_measure(b, enqueue, r, &w);
+  if (!(sec > 0)) return;
+  const double tflops = km_mla_flops(&r->sh, r->batch, r->h_ctx) / sec / 1e12;
+  km_bench_counter(b, "tflops", tflops);
+  km_bench_counter(b, "batch_seqs", r->batch);
+  km_bench_counter(b, "context_tokens", w.tokens);
+  km_bench_counter(b, "chunks", r->plan.num_chunks);
+  km_bench_counter(b, "heads_per_cta", r->cfg.rows);
+  km_bench_counter(b, "latent_stages", r->cfg.stages);
+  km_bench_counter(b, "cache_copies", r->copies);
+  char peak_text[160] = "tensor ceiling not timed under --quick / --smoke";
+  if (!km_bench_quick(b) && !km_bench_smoke(b)) {
+    /* the ceiling: cuBLASLt's bf16 GEMM, verified and timed here as the stage gemm_ceiling */
+    const double peak = km_prefix_gemm_ceiling_tflops(b);
+    if (!(peak > 0)) return;
+    km_bench_counter(b, "tensor_peak_tflops", peak);
+    km_bench_counter(b, "pct_of_tensor_peak", 100.0 * tflops / peak);
+    snprintf(peak_text, sizeof peak_text, "%.0f%% of the measured cuBLASLt bf16 GEMM's %.0f TFLOP/s",
+             100.0 * tflops / peak, peak);
+  }
+  km_bench_label(b, "MLA %d heads, %s latent 512+64, batch %d x %d ctx, block %d: %.0f TFLOP/s (%s); %s%d chunks "
+                 "of <= %d tiles, %d heads per CTA, %d stage%s",
+                 r->sh.num_heads, r->sh.kv == KM_MLA_BF16 ? "bf16" : "fp8 e4m3 (tensor scale)", r->batch, r->h_ctx[0],
+                 MLA_BLOCK, tflops, peak_text, p->op == MLA_NAIVE ? "simple kernel (the plan unused): " : "",
+                 r->plan.num_chunks, r->plan.chunk_tiles, r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "");
+}
+
+/* The plan lives in the case's stack frame: freed here, after the step, whatever stopped it. */
+static void run_mla(km_bench *b, const void *params) {
+  mla_run r;
+  memset(&r, 0, sizeof r);
+  run_step(b, params, &r);
+  km_mla_plan_free(&r.plan);
+}
+
+/* ---------------------------------------------------------------- the sweep */
+
+#define BF KM_MLA_BF16
+#define E4 KM_MLA_FP8_E4M3
+#define P(name, op, h, kv, b, ctx) static const mla_params name = {op, h, kv, b, ctx}
+
+/* heads x batch x context, for each latent format */
+#define GRID(X, h)                                                                                            \
+  X(h, 1, 1024, 1k) X(h, 1, 8192, 8k) X(h, 1, 32768, 32k) X(h, 16, 1024, 1k) X(h, 16, 8192, 8k)                 \
+  X(h, 16, 32768, 32k) X(h, 64, 1024, 1k) X(h, 64, 8192, 8k) X(h, 64, 32768, 32k)
+#define GRID_HEADS(X) GRID(X, 16) GRID(X, 32) GRID(X, 64) GRID(X, 128)
+#define GRID_PARAMS(h, b, c, cs)                            \
+  P(bf16_h##h##_b##b##_##cs, MLA_DECODE, h, BF, b, c);     \
+  P(fp8_h##h##_b##b##_##cs, MLA_DECODE, h, E4, b, c);
+GRID_HEADS(GRID_PARAMS)
+
+P(quick_bf16, MLA_DECODE, 128, BF, 4, 2048);
+P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
+P(naive_h128_b16_4k, MLA_NAIVE, 128, BF, 16, 4096);
+P(naive_h16_b16_4k, MLA_NAIVE, 16, BF, 16, 4096);
+
+#define T_MLA "mla"
+#define SUM_BF16 "MLA decode step over a bf16 latent cache (576 per token, shared by every head; mma.sync)"
+#define SUM_FP8 "the same step over an fp8 e4m3 latent with one tensor scale, converted to bf16 in shared memory"
+/* each (heads, format) grid is one series: step time = c0 + c1 batch + c2 batch x context */
+#define SWEEP(series, b, c) (&(const km_sweep){series, {"batch", "context"}, {b, c}, "batch + batch*context"})
+#define GRID_ROWS(h, b, c, cs)                                                                                        \
+  {"attn/mla/h" #h "/bf16/b" #b "/ctx" #cs, T_MLA, SUM_BF16, run_mla, &bf16_h##h##_b##b##_##cs,                      \
+   (h == 128 && b == 64 && c == 8192) ? KM_CASE_REPRESENTATIVE : 0, NULL, SWEEP("attn/mla/h" #h "/bf16", b, c)},     \
+      {"attn/mla/h" #h "/fp8_e4m3/b" #b "/ctx" #cs, T_MLA, SUM_FP8, run_mla, &fp8_h##h##_b##b##_##cs, 0,             \
+       "attn/mla/h" #h "/bf16/b" #b "/ctx" #cs, SWEEP("attn/mla/h" #h "/fp8_e4m3", b, c)},
+
+static const km_case attn_mla_cases[] = {
+    GRID_HEADS(GRID_ROWS)
+    {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
+    {"attn/mla/h128/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8, KM_CASE_QUICK,
+     "attn/mla/h128/bf16/b4/ctx2k/quick"},
+    {"baseline/attn/mla/naive/h128/bf16/b16/ctx4k", T_MLA,
+     "one CTA per (sequence, head) on CUDA cores, no split: the latent re-read for every head", run_mla,
+     &naive_h128_b16_4k, KM_CASE_BASELINE, NULL},
+    {"baseline/attn/mla/naive/h16/bf16/b16/ctx4k", T_MLA,
+     "one CTA per (sequence, head) on CUDA cores, no split: the latent re-read for every head", run_mla,
+     &naive_h16_b16_4k, KM_CASE_BASELINE, NULL},
+};
+
+/* What fp8 saves at the compute-bound point (the byte table halves the bytes). */
+static const km_derived attn_mla_derived[] = {
+    {"mla", "MLA bf16 step / fp8 e4m3 step, 128 heads, b64 x 8K (speed-up x; the bytes halve)", KM_DERIVED_RATIO,
+     "attn/mla/h128/bf16/b64/ctx8k", "attn/mla/h128/fp8_e4m3/b64/ctx8k", NULL, {NULL}, 0, 0, 0},
+};
+
+const km_case_table km_attn_mla_table = {attn_mla_cases, sizeof attn_mla_cases / sizeof attn_mla_cases[0], NULL,
+                                         attn_mla_derived, sizeof attn_mla_derived / sizeof attn_mla_derived[0]};

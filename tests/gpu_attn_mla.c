@@ -1,0 +1,253 @@
+/* GPU test of the MLA decode step (kernels/attn_mla.cu) and of the simple kernel it is checked against
+ * (baselines/attn_mla_naive.cu), both against the fp64 CPU reference on fresh random data, every output
+ * and every head: 16, 32, 48, 64 and 128 heads, bf16 and fp8 e4m3 latents, context 1, contexts that end
+ * inside a tile and a block, block size 128, batch 1, one long and many short sequences, the planner's
+ * split, forced splits and no split, one latent stage, smaller head groups per CTA than the planner picks.
+ * Outputs are poisoned (NaN) and guarded; the pool's rows past each context hold NaN codes, which the
+ * kernel must never let into an output. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "attn_mla.h"
+#include "attn_mla_naive.h"
+#include "attn_mla_ref.h"
+#include "sparse_ref.h"
+#include "test_util.h"
+
+enum { D = KM_MLA_DIM, DV = KM_MLA_VDIM };
+
+typedef struct tcase {
+  const char *what;
+  int heads;
+  km_mla_kv kv;
+  int block_size;
+  int batch;
+  const int *ctx;
+  int chunk_tiles; /* 0: the planner's choice */
+  int rows;        /* 0: km_mla_pick_config's choice, else heads per CTA */
+  int stages;      /* 0: the picked stages, else this many */
+} tcase;
+
+static const float SM_SCALE = 0.0721687836f;
+static const float FP8_SCALE = 0.125f;
+
+/* A random finite e4m3 code within ~2^4 of 1 (before the tensor scale). */
+static uint8_t rand_e4m3(uint64_t *st) {
+  for (;;) {
+    const uint8_t c = (uint8_t)km_test_rng_next(st);
+    const int e = (c >> 3) & 0xf;
+    if ((c & 0x7f) == 0x7f || e > 7 + 3 || e < 7 - 6) continue;
+    return c;
+  }
+}
+
+static int config_for(const tcase *t, const km_mla_shape *sh, km_mla_config *cfg) {
+  cudaError_t e = km_mla_pick_config(sh, 0, cfg);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "FAIL %s: no configuration: %s\n", t->what, cudaGetErrorString(e));
+    km_test_failures++;
+    return -1;
+  }
+  if (t->rows || t->stages) {
+    if (t->rows) cfg->rows = t->rows;
+    if (t->stages) cfg->stages = t->stages;
+    cfg->smem_bytes = km_mla_smem_bytes(sh->kv, cfg->rows, cfg->stages);
+    e = km_mla_config_prepare(cfg, sh->kv);
+    if (e != cudaSuccess) {
+      fprintf(stderr, "FAIL %s: rows %d stages %d: %s\n", t->what, cfg->rows, cfg->stages, cudaGetErrorString(e));
+      km_test_failures++;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Elements off the reference by more than 1/64 of their row's max |value| (NaN never passes). */
+static size_t count_bad(const char *what, const char *kernel, const uint16_t *got, const float *ref, int seq,
+                        int heads) {
+  size_t bad = 0;
+  for (int h = 0; h < heads; ++h) {
+    const float *rr = ref + (size_t)h * DV;
+    const uint16_t *gr = got + ((size_t)seq * heads + h) * DV;
+    double mx = 0;
+    for (int j = 0; j < DV; ++j) mx = fmax(mx, fabs(rr[j]));
+    for (int j = 0; j < DV; ++j) {
+      const double g = km_bf16_to_float(gr[j]);
+      if (!(fabs(g - rr[j]) <= mx / 64 + 1e-6) && bad++ < 3)
+        fprintf(stderr, "  %s (%s): seq %d head %d dim %d: got %g want %g\n", what, kernel, seq, h, j, g, rr[j]);
+    }
+  }
+  return bad;
+}
+
+static void run_case(const tcase *t) {
+  if (t->batch < 1 || t->batch > 4096) return;
+  uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->kv * 7 + t->batch * 3 + t->chunk_tiles * 17 +
+                                                    t->rows * 5 + t->stages * 11 + t->block_size);
+  const km_mla_shape sh = {t->heads, t->block_size, t->kv};
+  km_mla_config cfg;
+  if (config_for(t, &sh, &cfg) != 0) return;
+  const int bs = t->block_size, heads = t->heads;
+  const size_t eb = t->kv == KM_MLA_BF16 ? 2 : 1;
+  int mbps = 1;
+  size_t blocks = 0;
+  for (int i = 0; i < t->batch; ++i) {
+    const int n = (t->ctx[i] + bs - 1) / bs;
+    mbps = n > mbps ? n : mbps;
+    blocks += (size_t)n;
+  }
+  blocks += 2; /* unused blocks in the pool */
+  int32_t *perm = malloc(blocks * sizeof *perm), *table = calloc((size_t)t->batch * mbps, sizeof *table);
+  for (size_t i = 0; i < blocks; ++i) perm[i] = (int32_t)i;
+  for (size_t i = blocks - 1; i > 0; --i) {
+    const size_t j = (size_t)(km_test_rng_next(&st) % (uint64_t)(i + 1));
+    const int32_t x = perm[i];
+    perm[i] = perm[j];
+    perm[j] = x;
+  }
+  size_t k = 0;
+  for (int i = 0; i < t->batch; ++i)
+    for (int j = 0; j < (t->ctx[i] + bs - 1) / bs; ++j) table[(size_t)i * mbps + j] = perm[k++];
+  /* the pool: NaN codes everywhere, then random values in every row some context covers */
+  const size_t rows = blocks * bs, n = rows * D;
+  unsigned char *pool = malloc(n * eb);
+  if (eb == 2)
+    for (size_t i = 0; i < n; ++i) ((uint16_t *)pool)[i] = 0xFFFF;
+  else
+    memset(pool, 0x7F, n);
+  for (int i = 0; i < t->batch; ++i)
+    for (int tok = 0; tok < t->ctx[i]; ++tok) {
+      const size_t row = (size_t)table[(size_t)i * mbps + tok / bs] * bs + tok % bs;
+      for (int d = 0; d < D; ++d) {
+        if (eb == 2)
+          ((uint16_t *)pool)[row * D + d] = km_float_to_bf16(km_test_rng_normal(&st));
+        else
+          pool[row * D + d] = rand_e4m3(&st);
+      }
+    }
+  const size_t qn = (size_t)t->batch * heads * D, on = (size_t)t->batch * heads * DV;
+  uint16_t *q = malloc(qn * 2);
+  for (size_t i = 0; i < qn; ++i) q[i] = km_float_to_bf16(km_test_rng_normal(&st));
+  void *dpool = km_test_dev_upload(pool, n * eb), *dq = km_test_dev_upload(q, qn * 2);
+  void *dtab = km_test_dev_upload(table, (size_t)t->batch * mbps * 4), *dctx = km_test_dev_upload(t->ctx, (size_t)t->batch * 4);
+  void *dscale = km_test_dev_upload(&FP8_SCALE, sizeof FP8_SCALE);
+  uint16_t *dout = km_test_dev_guarded(NULL, on * 2), *dout2 = km_test_dev_guarded(NULL, on * 2);
+  km_mla_plan plan;
+  memset(&plan, 0, sizeof plan);
+  void *ws = NULL;
+  uint16_t *got = malloc(on * 2 + KM_TEST_GUARD_BYTES), *got2 = malloc(on * 2 + KM_TEST_GUARD_BYTES);
+  char err[256];
+  if (!dpool || !dq || !dtab || !dctx || !dscale || !dout || !dout2) {
+    km_test_failures++;
+    goto done;
+  }
+  if (km_mla_plan_make(&plan, &sh, &cfg, t->batch, t->ctx, mbps, t->chunk_tiles, err, sizeof err) != 0) {
+    fprintf(stderr, "FAIL %s: plan: %s\n", t->what, err);
+    km_test_failures++;
+    goto done;
+  }
+  if (km_mla_plan_upload(&plan, 0) != cudaSuccess || (km_mla_workspace_bytes(&plan) &&
+                                                      cudaMalloc(&ws, km_mla_workspace_bytes(&plan)) != cudaSuccess)) {
+    fprintf(stderr, "FAIL %s: plan upload or workspace\n", t->what);
+    km_test_failures++;
+    goto done;
+  }
+  const km_mla_args a = {dq, dpool, dscale, dtab, dctx, SM_SCALE, dout, ws};
+  km_mla_args a2 = a;
+  a2.out = dout2;
+  if (km_mla_decode(&plan, &a, 0) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+      km_mla_naive_decode(&sh, t->batch, mbps, &a2, 0) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+      km_test_download(got, dout, on * 2 + KM_TEST_GUARD_BYTES) != 0 ||
+      km_test_download(got2, dout2, on * 2 + KM_TEST_GUARD_BYTES) != 0) {
+    fprintf(stderr, "FAIL %s: launch: %s\n", t->what, cudaGetErrorString(cudaGetLastError()));
+    km_test_failures++;
+    goto done;
+  }
+  KM_EXPECT_MSG(km_test_guard_intact(got, on * 2), "%s: write past the output", t->what);
+  KM_EXPECT_MSG(km_test_guard_intact(got2, on * 2), "%s: simple kernel writes past the output", t->what);
+  /* every sequence, every head on the CPU, from its rows in token order */
+  const km_mla_ref_shape rs = {heads, t->kv == KM_MLA_FP8_E4M3, FP8_SCALE, SM_SCALE};
+  size_t bad = 0, bad2 = 0;
+  for (int i = 0; i < t->batch; ++i) {
+    const int ctx = t->ctx[i];
+    unsigned char *seq_rows = malloc((size_t)ctx * D * eb);
+    for (int tok = 0; tok < ctx; ++tok) {
+      const size_t row = (size_t)table[(size_t)i * mbps + tok / bs] * bs + tok % bs;
+      memcpy(seq_rows + (size_t)tok * D * eb, pool + row * D * eb, D * eb);
+    }
+    float *ref = malloc((size_t)heads * DV * sizeof(float));
+    km_mla_ref_step(&rs, ctx, q + (size_t)i * heads * D, seq_rows, NULL, 0, ref);
+    bad += count_bad(t->what, "kernel", got, ref, i, heads);
+    bad2 += count_bad(t->what, "simple kernel", got2, ref, i, heads);
+    free(seq_rows);
+    free(ref);
+  }
+  KM_EXPECT_MSG(bad == 0, "%s: %zu of %zu outputs off (%d chunks of <= %d tiles, split %d, %d rows, %d stages)",
+                t->what, bad, on, plan.num_chunks, plan.chunk_tiles, plan.split, cfg.rows, cfg.stages);
+  KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, on);
+  if (t->chunk_tiles == 1) KM_EXPECT_MSG(plan.split == 1, "%s: a one-tile chunk must split", t->what);
+done:
+  km_mla_plan_free(&plan);
+  cudaFree(dpool), cudaFree(dq), cudaFree(dtab), cudaFree(dctx), cudaFree(dscale), cudaFree(dout), cudaFree(dout2);
+  cudaFree(ws);
+  free(perm), free(table), free(pool), free(q), free(got), free(got2);
+}
+
+/* The configuration the planner takes on this device: two stages and 64 rows at 128 heads on an H100/H200. */
+static void test_config(void) {
+  const km_mla_shape sh = {128, 64, KM_MLA_BF16};
+  km_mla_config c;
+  KM_EXPECT_CUDA(km_mla_pick_config(&sh, 0, &c));
+  int optin = 0;
+  KM_EXPECT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  KM_EXPECT(c.smem_bytes <= optin && c.ctas > 0);
+  if (optin >= km_mla_smem_bytes(KM_MLA_BF16, 64, 2)) KM_EXPECT(c.rows == 64 && c.stages == 2);
+  printf("bf16, 128 heads: %d heads per CTA, %d stages, %d B shared memory, %d CTAs at once\n", c.rows, c.stages,
+         c.smem_bytes, c.ctas);
+  const km_mla_shape bad = {24, 64, KM_MLA_BF16};
+  KM_EXPECT(km_mla_pick_config(&bad, 0, &c) == cudaErrorInvalidValue);
+}
+
+int main(void) {
+  if (!km_test_have_gpu()) return KM_TEST_SKIP;
+  test_config();
+  static const int c3[] = {1, 65, 300};
+  static const int c2[] = {64, 129};
+  static const int c700[] = {700, 63};
+  static const int c1k[] = {1000};
+  static const int c1[] = {1};
+  static const int c_long[] = {3000, 1, 2, 64, 65, 127, 128, 129};
+  static const int c_bs128[] = {200, 130};
+  const km_mla_kv B = KM_MLA_BF16, E4 = KM_MLA_FP8_E4M3;
+  const tcase cases[] = {
+      {"16 heads, contexts 1/65/300", 16, B, 64, 3, c3, 0, 0, 0},
+      {"16 heads, split into one-tile chunks", 16, B, 64, 3, c3, 1, 0, 0},
+      {"32 heads, split 2", 32, B, 64, 2, c2, 2, 0, 0},
+      {"48 heads (16 per CTA)", 48, B, 64, 2, c700, 0, 0, 0},
+      {"64 heads", 64, B, 64, 2, c700, 0, 0, 0},
+      {"64 heads, block size 128", 64, B, 128, 2, c_bs128, 0, 0, 0},
+      {"128 heads, b1, the planner's split", 128, B, 64, 1, c1k, 0, 0, 0},
+      {"128 heads, b1, no split", 128, B, 64, 1, c1k, 1000, 0, 0},
+      {"128 heads, b1, split 3", 128, B, 64, 1, c1k, 3, 0, 0},
+      {"128 heads, context 1", 128, B, 64, 1, c1, 0, 0, 0},
+      {"128 heads, one long, many short", 128, B, 64, 8, c_long, 0, 0, 0},
+      {"128 heads, one long, many short, split 4", 128, B, 64, 8, c_long, 4, 0, 0},
+      {"128 heads, one latent stage", 128, B, 64, 2, c700, 0, 64, 1},
+      {"128 heads, one latent stage, split 2", 128, B, 64, 2, c700, 2, 64, 1},
+      {"128 heads, 32 per CTA", 128, B, 64, 2, c700, 0, 32, 0},
+      {"128 heads, 16 per CTA, split 5", 128, B, 64, 2, c700, 5, 16, 0},
+      {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
+      {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
+      {"fp8 32 heads", 32, E4, 64, 2, c2, 0, 0, 0},
+      {"fp8 64 heads, block size 128", 64, E4, 128, 2, c_bs128, 0, 0, 0},
+      {"fp8 128 heads, b1, no split", 128, E4, 64, 1, c1k, 1000, 0, 0},
+      {"fp8 128 heads, b1, the planner's split", 128, E4, 64, 1, c1k, 0, 0, 0},
+      {"fp8 128 heads, one long, many short", 128, E4, 64, 8, c_long, 0, 0, 0},
+      {"fp8 128 heads, 32 per CTA, split 2", 128, E4, 64, 2, c700, 2, 32, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
+  return km_test_finish("gpu_attn_mla");
+}
