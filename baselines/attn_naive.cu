@@ -1,7 +1,9 @@
 // One CTA per (sequence, query token, query head): four warps walk the visible tokens one at a time
 // (warp w takes w, w + 4, ...; or the tokens of the selected pages), each lane holding head_dim / 32 dims;
 // a warp-wide fp32 dot product per token, an online softmax per warp, the four warps merged through shared
-// memory at the end. fp8 codes are decoded with the CUDA fp8 conversions and scaled in fp32.
+// memory at the end. fp8 codes are decoded with the CUDA fp8 conversions and scaled in fp32; 3-bit codes
+// are read bit by bit from their group record and dequantized in fp32.
+#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <math.h>
 
@@ -18,7 +20,18 @@ __device__ __forceinline__ uint16_t f2bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 
-__device__ __forceinline__ float elem(const void *base, size_t i, int kv) {
+// Element dim of head row hr (token row x KV heads + KV head) of a cache.
+__device__ __forceinline__ float elem(const void *cache, size_t hr, int dim, int kv, int D) {
+  const size_t i = hr * D + dim;
+  if (kv == KM_ATTN_U3) {  // bit 3 x (dim % 32) of the group's record, LSB first; fp16 scale and zero after the codes
+    const uint8_t *rec = static_cast<const uint8_t *>(cache) + hr * (D / 2) + (size_t)(dim / 32) * KM_ATTN_U3_RECORD;
+    const int bit = 3 * (dim % 32);
+    const unsigned two = rec[bit / 8] | (unsigned)rec[bit / 8 + 1] << 8;
+    const float code = (float)((two >> (bit % 8)) & 7u);
+    const __half scale = *reinterpret_cast<const __half *>(rec + 12), zero = *reinterpret_cast<const __half *>(rec + 14);
+    return fmaf(code, __half2float(scale), __half2float(zero));
+  }
+  const void *base = cache;
   if (kv == KM_ATTN_BF16) return bf16f(static_cast<const uint16_t *>(base)[i]);
   const __nv_fp8_storage_t c = static_cast<const uint8_t *>(base)[i];
   return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, kv == KM_ATTN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2)));
@@ -41,9 +54,10 @@ __global__ void __launch_bounds__(128) naive_kernel(const NaiveParams np) {
   const int ctx = a.context_lens[seq];
   const int pos = ctx - sh.q_len + qi;
   const int lo = sh.window > 0 ? max(0, pos - sh.window + 1) : 0;
-  const bool per_token = sh.kv != KM_ATTN_BF16 && sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
-  const float kst = sh.kv != KM_ATTN_BF16 && !per_token ? a.k_scale[0] : 1.f;
-  const float vst = sh.kv != KM_ATTN_BF16 && !per_token ? a.v_scale[0] : 1.f;
+  const bool fp8 = sh.kv == KM_ATTN_FP8_E4M3 || sh.kv == KM_ATTN_FP8_E5M2;
+  const bool per_token = fp8 && sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  const float kst = fp8 && !per_token ? a.k_scale[0] : 1.f;
+  const float vst = fp8 && !per_token ? a.v_scale[0] : 1.f;
   float qv[PER], acc[PER];
   const uint16_t *qrow = a.q + ((size_t)(seq * sh.q_len + qi) * heads + head) * D;
   for (int i = 0; i < PER; ++i) {
@@ -59,16 +73,16 @@ __global__ void __launch_bounds__(128) naive_kernel(const NaiveParams np) {
     const size_t row =
         (size_t)a.block_table[(size_t)seq * np.s.max_blocks_per_seq + t / sh.block_size] * sh.block_size +
         t % sh.block_size;
-    const size_t base = (row * kvh_n + kvh) * D + lane * PER;
+    const size_t hr = row * kvh_n + kvh;
     float s = 0.f;
-    for (int i = 0; i < PER; ++i) s += qv[i] * elem(a.k_cache, base + i, sh.kv);
+    for (int i = 0; i < PER; ++i) s += qv[i] * elem(a.k_cache, hr, lane * PER + i, sh.kv, D);
     for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     const float ks = per_token ? a.k_scale[row * kvh_n + kvh] : kst;
     const float vs = per_token ? a.v_scale[row * kvh_n + kvh] : vst;
     s *= a.sm_scale * ks;
     const float mn = fmaxf(m, s), corr = expf(m - mn), p = expf(s - mn);
     l = l * corr + p;
-    for (int i = 0; i < PER; ++i) acc[i] = acc[i] * corr + p * vs * elem(a.v_cache, base + i, sh.kv);
+    for (int i = 0; i < PER; ++i) acc[i] = acc[i] * corr + p * vs * elem(a.v_cache, hr, lane * PER + i, sh.kv, D);
     m = mn;
   }
   __shared__ float sm[4], sl[4], so[4][D];

@@ -123,23 +123,28 @@ template <int D, int KV, int MT>
 struct Tile {
   static constexpr int M = MT == 0 ? 1 : MT;
   static constexpr int HALVES = MT == 0 ? 1 : 2;
-  static constexpr int EB = KV == KM_ATTN_BF16 ? 2 : 1;
+  static constexpr bool FP8 = KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2;
+  static constexpr bool U3 = KV == KM_ATTN_U3;  // head_dim 128 only: a thread's K slice is one group record
+  static constexpr int EB = KV == KM_ATTN_BF16 ? 2 : 1;  // element bytes (bf16, fp8)
+  static constexpr int RB = U3 ? D / 2 : D * EB;        // bytes of one head's row
   static constexpr int KSTEPS = D / 16;  // k-steps of Q K^T
   static constexpr int NT = D / 8;       // n8 tiles of P V (output dims)
-  static constexpr int KBYTES = D / 4 * EB;
+  static constexpr int KBYTES = RB / 4;  // a thread's K slice: dims [c D/4, (c+1) D/4)
   static constexpr int VDIMS = D / 8;
-  static constexpr int VBYTES = VDIMS * EB;
+  // a thread's V slice: dims [g D/8, (g+1) D/8); 3-bit: the whole 16-byte record of group g / 2 holding them
+  static constexpr int VBYTES = U3 ? KM_ATTN_U3_RECORD : VDIMS * EB;
   static constexpr bool F16 = KV != KM_ATTN_BF16;
   // register source: tiles in flight per warp (an fp8 tile is half the bytes, so twice as many keep the same
   // bytes in flight; measured on the H200: two bf16 tiles lost 1-5%, registers)
-  static constexpr int PF = KV == KM_ATTN_BF16 ? 1 : 2;
+  // (3-bit: a tile is a quarter of bf16's, 24 registers a thread)
+  static constexpr int PF = KV == KM_ATTN_BF16 ? 1 : U3 ? KM_ATTN_U3_PF : 2;
   // shared-memory ring: per thread and slot, 16-byte chunks (chunk q of lane l at (q * 32 + (l ^ (q & 7))) *
   // 16: a warp's 16-byte reads of one chunk are conflict-free, and so are the copies' writes, which put
   // pieces of four neighbouring chunks at the same lane positions): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
   // 2c+9 (rows under 16 bytes take a whole chunk), then for fp8 one chunk of the warp's 32 per-token scales
   static constexpr int KCH = KBYTES / 16;
   static constexpr int VCH = VBYTES < 16 ? 1 : VBYTES / 16;
-  static constexpr int SCH = EB == 1 ? 1 : 0;
+  static constexpr int SCH = FP8 ? 1 : 0;
   static constexpr int CH = 2 * KCH + 4 * VCH + SCH;
   static constexpr int SLOT_BYTES = CH * 512;  // per warp
   // slots per warp: ~24 KiB of ring per warp (eight warps per SM fit in shared memory), 2..6 slots (an fp8
@@ -153,11 +158,38 @@ struct Tile {
 
 // B fragment of K^T for k-step s from a thread's slice of one K row: logical k {2c,2c+1} | {2c+8,2c+9}
 // are its physical dims 4s + {0,1} | {2,3}.
+// 3-bit records (see attn_decode.h): 24-bit chunk k (codes 8k..8k+7) of a record's words w[0..2].
+__device__ __forceinline__ uint32_t u3_chunk(const uint32_t *w, int k) {
+  return k == 0 ? w[0] & 0xFFFFFFu
+         : k == 1 ? __funnelshift_r(w[0], w[1], 24) & 0xFFFFFFu
+         : k == 2 ? __funnelshift_r(w[1], w[2], 16) & 0xFFFFFFu
+                  : w[2] >> 8;
+}
+// Codes at bit offsets sa of a and sb of b -> fp16x2 (code_a, code_b) x scale + zero (both fp16x2): each
+// code goes into the mantissa of 1024.0 (exact), 1024 comes off, then one fused multiply-add.
+__device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int sb, uint32_t scale, uint32_t zero) {
+  const uint32_t u = ((a >> sa) & 7u) | (((b >> sb) & 7u) << 16) | 0x64006400u;
+  __half2 h, sc, z;
+  memcpy(&h, &u, 4);
+  memcpy(&sc, &scale, 4);
+  memcpy(&z, &zero, 4);
+  const __half2 r = __hfma2(__hsub2(h, __float2half2_rn(1024.f)), sc, z);
+  uint32_t out;
+  memcpy(&out, &r, 4);
+  return out;
+}
+
 template <int D, int KV>
 __device__ __forceinline__ void k_frag(const uint32_t *w, int s, uint32_t &b0, uint32_t &b1) {
   if constexpr (KV == KM_ATTN_BF16) {
     b0 = w[2 * s];
     b1 = w[2 * s + 1];
+  } else if constexpr (KV == KM_ATTN_U3) {
+    // the slice is one group: dims 4s..4s+3 are codes 4(s & 1).. of chunk s / 2; fp16 scale and zero in w[3]
+    const uint32_t ch = u3_chunk(w, s >> 1), sc = __byte_perm(w[3], 0, 0x1010), z = __byte_perm(w[3], 0, 0x3232);
+    const int base = 12 * (s & 1);
+    b0 = u3_pair(ch, base, ch, base + 3, sc, z);
+    b1 = u3_pair(ch, base + 6, ch, base + 9, sc, z);
   } else {
     b0 = fp8x2_to_f16x2<KV>(w[s]);
     b1 = fp8x2_to_f16x2<KV>(w[s] >> 16);
@@ -174,6 +206,30 @@ __device__ __forceinline__ uint32_t v_frag(const uint32_t *lo, const uint32_t *h
     return fp8x2_to_f16x2<KV>(__byte_perm(lo[j >> 2], hi[j >> 2], (unsigned)(b | ((4 + b) << 4))));
   }
 }
+
+// B fragments of V for output tiles j from rows (lo, hi) of a thread's slice.
+template <int KV, int VB>
+struct VPair {
+  const uint32_t *lo, *hi;
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int) : lo(l.w), hi(h.w) {}
+  __device__ __forceinline__ uint32_t frag(int j) const { return v_frag<KV>(lo, hi, j); }
+};
+// 3-bit: the slice is half (`half`) of the record's group: codes 16 half + j, in chunks 2 half and 2 half + 1.
+template <int VB>
+struct VPair<KM_ATTN_U3, VB> {
+  uint32_t lo0, lo1, hi0, hi1, scale, zero;  // scale, zero: fp16x2 (lo's, hi's)
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int half) {
+    lo0 = half ? u3_chunk(l.w, 2) : u3_chunk(l.w, 0);
+    lo1 = half ? u3_chunk(l.w, 3) : u3_chunk(l.w, 1);
+    hi0 = half ? u3_chunk(h.w, 2) : u3_chunk(h.w, 0);
+    hi1 = half ? u3_chunk(h.w, 3) : u3_chunk(h.w, 1);
+    scale = __byte_perm(l.w[3], h.w[3], 0x5410);
+    zero = __byte_perm(l.w[3], h.w[3], 0x7632);
+  }
+  __device__ __forceinline__ uint32_t frag(int j) const {
+    return j < 8 ? u3_pair(lo0, 3 * j, hi0, 3 * j, scale, zero) : u3_pair(lo1, 3 * (j - 8), hi1, 3 * (j - 8), scale, zero);
+  }
+};
 
 __device__ __forceinline__ float bf16_to_f32(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
 
@@ -219,7 +275,7 @@ __device__ __forceinline__ void smem_row(Row<BYTES> &r, const char *slot, int ch
 // other lanes copied: the warp synchronises between the wait and the reads.
 template <typename T>
 __device__ __forceinline__ void issue_tile(uint32_t slot, int lane, const char *k0, const char *v0, size_t stride) {
-  constexpr int RB = T::KBYTES * 4;
+  constexpr int RB = T::RB;
   {
     constexpr int LPR = RB / 16, RPS = 32 / LPR;  // lanes per row, rows per step
     const int o = (lane % LPR) * 16, c = o / T::KBYTES, q = (o % T::KBYTES) / 16;
@@ -291,10 +347,10 @@ struct RegSource {
   float ksc[N][2][2], vsc[N][2][2];
 
   __device__ __forceinline__ void load_k(Item &it, int u) {
-    const char *base = it.p->k + it.head_row(row[u], T::KBYTES * 4) + it.c * T::KBYTES;
+    const char *base = it.p->k + it.head_row(row[u], T::RB) + it.c * T::KBYTES;
     load_row(kr[u][0], base + (size_t)it.g * it.row_stride);
     load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
-    if constexpr (T::EB == 1) {
+    if constexpr (T::FP8) {
       if (it.p->per_token) {
 #pragma unroll
         for (int t = 0; t < 2; ++t)
@@ -308,7 +364,7 @@ struct RegSource {
     }
   }
   __device__ __forceinline__ void load_v(Item &it, int u) {
-    const char *base = it.p->v + it.head_row(row[u], T::KBYTES * 4) + it.g * T::VBYTES;
+    const char *base = it.p->v + it.head_row(row[u], T::RB) + (T::U3 ? (it.g >> 1) * T::VBYTES : it.g * T::VBYTES);
 #pragma unroll
     for (int w = 0; w < 4; ++w)
       load_row(vr[u][w], base + (size_t)(2 * it.c + (w & 1) + 8 * (w >> 1)) * it.row_stride);
@@ -356,6 +412,7 @@ struct RegSource {
 // tile tb + u (mod NS), and tile i + NS - 1 goes into the slot tile i - 1 left.
 template <typename T>
 struct RingSource {
+  static_assert(!T::U3, "3-bit tiles come through registers only");
   static constexpr int N = T::NS;
   char *ring;
   uint32_t ring_s;
@@ -364,7 +421,7 @@ struct RingSource {
   __device__ __forceinline__ void issue(Item &it, int i, int u) {
     const long long row0 = it.tile_row(i, tile[u]);
     const uint32_t slot = ring_s + u * T::SLOT_BYTES;
-    const size_t first = it.head_row(row0, T::KBYTES * 4);
+    const size_t first = it.head_row(row0, T::RB);
     issue_tile<T>(slot, it.lane, it.p->k + first, it.p->v + first, it.row_stride);
     if constexpr (T::SCH) {
       if (it.p->per_token) {  // lane l: K scale (l < 16) or V scale of token l % 16, 4 bytes each, at l * 4
@@ -482,7 +539,7 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
 
   Item it{&p, p.table + (size_t)seq * p.mbps,
           p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr,
-          (size_t)p.kv_heads * D * T::EB, lane, g, c, kvh, tb, te, 0, 0};
+          (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0};
   using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T>>::type;
   Source src;
   if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
@@ -518,7 +575,7 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
       }
       // per-token scales of this thread's four tokens (2c + e + 8t)
       float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
-      if constexpr (T::EB == 1) {
+      if constexpr (T::FP8) {
         if (p.per_token) src.scales(it, u, ksc, vsc);
       }
       src.after_s(it, i, u);
@@ -578,10 +635,10 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
         for (int w = 0; w < 4; ++w)
           if (tok0 + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
       }
+      const VPair<KV, T::VBYTES> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
 #pragma unroll
       for (int j = 0; j < T::NT; ++j) {
-        const uint32_t b0 = v_frag<KV>(vr[0].w, vr[1].w, j);
-        const uint32_t b1 = v_frag<KV>(vr[2].w, vr[3].w, j);
+        const uint32_t b0 = v01.frag(j), b1 = v23.frag(j);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
       }
@@ -746,6 +803,15 @@ Kern kernel_for_kv(km_attn_kv kv, int mt, km_attn_pipe pipe) {
     case KM_ATTN_BF16: return kernel_for_mt<D, KM_ATTN_BF16>(mt, pipe);
     case KM_ATTN_FP8_E4M3: return kernel_for_mt<D, KM_ATTN_FP8_E4M3>(mt, pipe);
     case KM_ATTN_FP8_E5M2: return kernel_for_mt<D, KM_ATTN_FP8_E5M2>(mt, pipe);
+    case KM_ATTN_U3:
+      if constexpr (D == 128) {
+        if (pipe != KM_ATTN_PIPE_REGISTERS) return Kern{nullptr, 0};
+        return mt == 0   ? kernel_pipe<D, KM_ATTN_U3, 0, KM_ATTN_PIPE_REGISTERS>()
+               : mt == 1 ? kernel_pipe<D, KM_ATTN_U3, 1, KM_ATTN_PIPE_REGISTERS>()
+               : mt == 2 ? kernel_pipe<D, KM_ATTN_U3, 2, KM_ATTN_PIPE_REGISTERS>()
+                         : Kern{nullptr, 0};
+      }
+      return Kern{nullptr, 0};
     default: return Kern{nullptr, 0};
   }
 }
@@ -825,7 +891,8 @@ int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int 
 }
 
 size_t row_bytes(const km_attn_shape *s) {
-  return (size_t)s->num_kv_heads * s->head_dim * (s->kv == KM_ATTN_BF16 ? 2 : 1);
+  const size_t head = s->kv == KM_ATTN_U3 ? (size_t)s->head_dim / 2 : (size_t)s->head_dim * (s->kv == KM_ATTN_BF16 ? 2 : 1);
+  return (size_t)s->num_kv_heads * head;
 }
 
 }  // namespace
@@ -839,6 +906,8 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->window < 0) return "window must be >= 0";
   if (s->kv < 0 || s->kv >= KM_ATTN_KV_COUNT) return "unknown KV format";
   if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
+  if (s->kv == KM_ATTN_U3 && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
+    return "3-bit KV: head_dim 128, register pipeline";
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
     return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";
   return nullptr;
@@ -977,7 +1046,8 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   const km_attn_shape *s = &pl->shape;
   const Kern k = decode_for(s);
   if (!k.fn || !pl->d_arrays) return cudaErrorInvalidValue;
-  if (s->kv != KM_ATTN_BF16 && (!a->k_scale || !a->v_scale)) return cudaErrorInvalidValue;
+  const bool fp8 = s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2;
+  if (fp8 && (!a->k_scale || !a->v_scale)) return cudaErrorInvalidValue;
   if (pl->sparse_pages > 0 && !a->selected) return cudaErrorInvalidValue;
   if (pl->split && !a->workspace) return cudaErrorInvalidValue;
   Params p;
@@ -985,8 +1055,8 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.q = a->q;
   p.k = (const char *)a->k_cache;
   p.v = (const char *)a->v_cache;
-  p.k_scale = s->kv == KM_ATTN_BF16 ? nullptr : a->k_scale;
-  p.v_scale = s->kv == KM_ATTN_BF16 ? nullptr : a->v_scale;
+  p.k_scale = fp8 ? a->k_scale : nullptr;
+  p.v_scale = fp8 ? a->v_scale : nullptr;
   p.table = a->block_table;
   p.ctx_lens = a->context_lens;
   p.sel = pl->sparse_pages > 0 ? a->selected : nullptr;
@@ -1006,7 +1076,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.window = s->window;
   p.mbps = pl->max_blocks_per_seq;
   p.sparse_pages = pl->sparse_pages;
-  p.per_token = s->kv != KM_ATTN_BF16 && s->scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  p.per_token = (s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2) && s->scale == KM_ATTN_SCALE_TOKEN_HEAD;
   p.items = pl->num_chunks * s->num_kv_heads;
   p.scale_log2 = a->sm_scale * LOG2E;
   if (pl->split) {

@@ -3,7 +3,10 @@
  *
  * Layouts:
  *   q          bf16 [batch][q_len][num_heads][head_dim]; query head j serves KV head j / group
- *   k, v cache [num_blocks][block_size][num_kv_heads][head_dim], bf16 or fp8 (e4m3 / e5m2)
+ *   k, v cache [num_blocks][block_size][num_kv_heads][head_dim], bf16 or fp8 (e4m3 / e5m2); uniform 3-bit:
+ *              [num_blocks][block_size][num_kv_heads][head_dim / 32] records of 16 bytes (the quant family's
+ *              format, kernels/quant_3bit.h: 32 codes packed 3 bits each LSB first in bytes 0..11, fp16 scale
+ *              at 12, fp16 zero at 14; x = code x scale + zero), head_dim 128, dequantized in registers
  *   k_scale, v_scale  fp8 only: per tensor one fp32 each; per token-head fp32 [num_blocks][block_size][num_kv_heads]
  *   block_table int32 [batch][max_blocks_per_seq]; context_lens int32 [batch] (>= q_len: the q_len new tokens
  *              are the last ones of the context, already in the cache)
@@ -32,11 +35,16 @@ extern "C" {
 
 #define KM_ATTN_TILE 16    /* tokens per tile: one mma k-step of P.V */
 #define KM_ATTN_MAX_ROWS 32 /* q_len x group rows one warp carries (two m16 tiles) */
+#define KM_ATTN_U3_RECORD 16 /* bytes of one 3-bit group record (32 values) */
+#ifndef KM_ATTN_U3_PF
+#define KM_ATTN_U3_PF 4 /* 3-bit tiles in flight per warp (register pipeline) */
+#endif
 
 typedef enum km_attn_kv {
   KM_ATTN_BF16 = 0,
   KM_ATTN_FP8_E4M3,
   KM_ATTN_FP8_E5M2,
+  KM_ATTN_U3, /* uniform asymmetric 3-bit, group 32, fp16 scale and zero */
   KM_ATTN_KV_COUNT
 } km_attn_kv;
 

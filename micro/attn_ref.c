@@ -9,8 +9,18 @@
 #include "quant_ref.h"
 #include "sparse_ref.h"
 
-double km_attn_ref_elem(const void *rows, size_t i, km_attn_ref_kv kv) {
+double km_attn_ref_elem(const void *rows, size_t hr, int dim, int d, km_attn_ref_kv kv) {
+  const size_t i = hr * (size_t)d + (size_t)dim;
   if (kv == KM_REF_KV_BF16) return (double)km_bf16_to_float(((const uint16_t *)rows)[i]);
+  if (kv == KM_REF_KV_U3) {
+    /* the group's record: codes unpacked with the quant reference, then code x scale + zero */
+    const uint8_t *rec = (const uint8_t *)rows + hr * (size_t)(d / 2) + (size_t)(dim / 32) * 16;
+    uint8_t codes[32];
+    km_ref_unpack3(rec, 32, codes);
+    const double scale = km_ref_f16_to_f32((uint16_t)(rec[12] | rec[13] << 8));
+    const double zero = km_ref_f16_to_f32((uint16_t)(rec[14] | rec[15] << 8));
+    return codes[dim % 32] * scale + zero;
+  }
   return km_ref_fp8_decode(((const uint8_t *)rows)[i], kv == KM_REF_KV_E4M3 ? KM_REF_E4M3 : KM_REF_E5M2);
 }
 
@@ -46,10 +56,10 @@ void km_attn_ref_step(const km_attn_ref_shape *s, int ctx, const uint16_t *q, co
         const uint16_t *qr = q + ((size_t)qi * s->heads + head) * d;
         double mx = -INFINITY;
         for (int j = 0; j < n; ++j) {
-          const size_t base = ((size_t)toks[j] * s->kv_heads + kvh) * d;
+          const size_t hr = (size_t)toks[j] * s->kv_heads + kvh;
           double dot = 0;
-          for (int i = 0; i < d; ++i) dot += km_bf16_to_float(qr[i]) * km_attn_ref_elem(k_rows, base + i, s->kv);
-          double ks = s->kv == KM_REF_KV_BF16 ? 1.0 : s->per_token ? k_sc[(size_t)toks[j] * s->kv_heads + kvh] : s->k_scale;
+          for (int i = 0; i < d; ++i) dot += km_bf16_to_float(qr[i]) * km_attn_ref_elem(k_rows, hr, i, d, s->kv);
+          double ks = s->kv == KM_REF_KV_BF16 || s->kv == KM_REF_KV_U3 ? 1.0 : s->per_token ? k_sc[(size_t)toks[j] * s->kv_heads + kvh] : s->k_scale;
           w[j] = dot * ks * s->sm_scale;
           if (w[j] > mx) mx = w[j];
         }
@@ -60,9 +70,9 @@ void km_attn_ref_step(const km_attn_ref_shape *s, int ctx, const uint16_t *q, co
         }
         memset(acc, 0, (size_t)d * sizeof *acc);
         for (int j = 0; j < n; ++j) {
-          const size_t base = ((size_t)toks[j] * s->kv_heads + kvh) * d;
-          double vs = s->kv == KM_REF_KV_BF16 ? 1.0 : s->per_token ? v_sc[(size_t)toks[j] * s->kv_heads + kvh] : s->v_scale;
-          for (int i = 0; i < d; ++i) acc[i] += w[j] * vs * km_attn_ref_elem(v_rows, base + i, s->kv);
+          const size_t hr = (size_t)toks[j] * s->kv_heads + kvh;
+          double vs = s->kv == KM_REF_KV_BF16 || s->kv == KM_REF_KV_U3 ? 1.0 : s->per_token ? v_sc[hr] : s->v_scale;
+          for (int i = 0; i < d; ++i) acc[i] += w[j] * vs * km_attn_ref_elem(v_rows, hr, i, d, s->kv);
         }
         float *o = out + ((size_t)qi * s->heads + head) * d;
         for (int i = 0; i < d; ++i) o[i] = (float)(n ? acc[i] / sum : 0.0);

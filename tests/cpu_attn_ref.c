@@ -2,11 +2,13 @@
  * known answers (constant values, one visible token, a window of one, GQA head mapping, selected pages,
  * fp8 decoding), and the planner of kernels/attn_decode.cu (every visible tile in exactly one chunk, the
  * split decision, the window's first tile, the byte counts). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attn_decode.h"
 #include "attn_ref.h"
+#include "quant_ref.h"
 #include "sparse_ref.h"
 #include "test_util.h"
 
@@ -72,7 +74,7 @@ static void test_softmax(void) {
     for (int t = 0; t < 3; ++t) {
       double dot = 0;
       for (int i = 0; i < D; ++i)
-        dot += km_attn_ref_elem(q, (size_t)h * D + i, KM_REF_KV_BF16) * km_attn_ref_elem(k, ((size_t)t * 2 + kvh) * D + i, KM_REF_KV_BF16);
+        dot += km_attn_ref_elem(q, (size_t)h, i, D, KM_REF_KV_BF16) * km_attn_ref_elem(k, (size_t)t * 2 + kvh, i, D, KM_REF_KV_BF16);
       sc[t] = dot * 0.125;
       mx = sc[t] > mx ? sc[t] : mx;
     }
@@ -83,9 +85,32 @@ static void test_softmax(void) {
 }
 
 static void test_fp8(void) {
-  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0x38}, 0, KM_REF_KV_E4M3), 1.0, 0);
-  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0xC0}, 0, KM_REF_KV_E4M3), -2.0, 0);
-  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0x3C}, 0, KM_REF_KV_E5M2), 1.0, 0);
+  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0x38}, 0, 0, 1, KM_REF_KV_E4M3), 1.0, 0);
+  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0xC0}, 0, 0, 1, KM_REF_KV_E4M3), -2.0, 0);
+  KM_EXPECT_NEAR(km_attn_ref_elem((const uint8_t[]){0x3C}, 0, 0, 1, KM_REF_KV_E5M2), 1.0, 0);
+  {
+    /* 3-bit: a head row of 64 dims (two records); codes 0..7 repeating, record 1 scale 0.5 zero -1 */
+    uint8_t codes[64], rows[32];
+    for (int i = 0; i < 64; ++i) codes[i] = (uint8_t)(i % 8);
+    km_ref_pack3(codes, 32, rows);
+    km_ref_pack3(codes + 32, 32, rows + 16);
+    const uint16_t one = km_ref_f32_to_f16(1.0f), zero = km_ref_f32_to_f16(0.0f);
+    const uint16_t half = km_ref_f32_to_f16(0.5f), minus1 = km_ref_f32_to_f16(-1.0f);
+    rows[12] = (uint8_t)one, rows[13] = (uint8_t)(one >> 8), rows[14] = (uint8_t)zero, rows[15] = (uint8_t)(zero >> 8);
+    rows[28] = (uint8_t)half, rows[29] = (uint8_t)(half >> 8), rows[30] = (uint8_t)minus1, rows[31] = (uint8_t)(minus1 >> 8);
+    for (int i = 0; i < 64; ++i)
+      KM_EXPECT_NEAR(km_attn_ref_elem(rows, 0, i, 64, KM_REF_KV_U3), i < 32 ? (double)(i % 8) : 0.5 * (i % 8) - 1.0, 0);
+    /* and a quantized row decodes within half a step of what it encoded */
+    uint16_t x[128];
+    uint8_t rec[64];
+    for (int i = 0; i < 128; ++i) x[i] = km_ref_f32_to_bf16(sinf(0.37f * (float)i) * 3.0f);
+    km_ref_u3_quantize_row(x, 128, rec);
+    for (int i = 0; i < 128; ++i) {
+      const int g = i / 32;
+      const double step = km_ref_f16_to_f32((uint16_t)(rec[g * 16 + 12] | rec[g * 16 + 13] << 8));
+      KM_EXPECT(fabs(km_attn_ref_elem(rec, 0, i, 128, KM_REF_KV_U3) - km_ref_bf16_to_f32(x[i])) <= 0.5 * step + 1e-3);
+    }
+  }
   /* per-token V scale: one token, code 1.0, scale 0.25 -> 0.25 */
   uint8_t k[2 * D], v[2 * D];
   memset(k, 0x38, sizeof k);
