@@ -16,6 +16,10 @@
 // that is 1.06e12 elements/s, i.e. ~8 SM clocks per warp-element (132 SMs, ~1.98 GHz) or ~32 issue slots
 // at 4 per clock: dequantize (~20 issues, ~4 MIO ops: 3 SHFL + 1 LDS) fits with margin, quantize (~34)
 // does not: its rotation + codebook ARITHMETIC (instruction issue), not memory, bounds it near 45-50%.
+//
+// These TurboQuant quantize kernels are variant v1 (KM_TQ3_LANES) now; the default and v2-v4 are the
+// thread-per-row kernels of quant_tq3_rows.cu (reports/quant-notes.md: with nvcc 13.0 the compare above
+// is FSETP + SEL, and v1's loop is ~37 SASS per element at d128 K, ~47 for V).
 #include "quant_3bit.h"
 #include "quant_rows.cuh"
 #include "quant_tq3_rows.h"

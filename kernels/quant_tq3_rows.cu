@@ -47,11 +47,12 @@ struct Geo {
 };
 
 // Tables filled once per block: the sign word of 8 codes for each pattern of 8 sign bits (7 << 3j for
-// each set bit j) and (TPR > 1, where the element index is not a constant) the
+// each set bit j), the level magnitudes 127 floats apart (the codes' step sums index them) and (TPR > 1, where the element index is not a constant) the
 // sign flips as XOR words over bf16 pairs, thread h's at [h * O, h * O + EC) (the same padding rule).
 struct Tables {
   uint32_t spread7[256];
   uint4 sign[40];
+  float level[3 * 127 + 1];  // level magnitude k at [127 k]
 };
 
 template <int D, int E>
@@ -62,6 +63,8 @@ __device__ void fill_tables(Tables &t) {
     for (int j = 0; j < 8; ++j) w |= ((b >> j) & 1) ? 7u << (3 * j) : 0u;
     t.spread7[b] = w;
   }
+  if (threadIdx.x < 4)
+    t.level[127 * threadIdx.x] = threadIdx.x == 0 ? KM_TQ_L0 : threadIdx.x == 1 ? KM_TQ_L1 : threadIdx.x == 2 ? KM_TQ_L2 : KM_TQ_L3;
   if (G::TPR > 1 && threadIdx.x < G::CH) {
     const int c = threadIdx.x, h = c / G::EC, k = c % G::EC;
     uint32_t w[4];
@@ -125,12 +128,6 @@ __device__ __forceinline__ float reaches(float a, Step s) {
   asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(s.big), "f"(s.off));
   return r;
 }
-
-// Level magnitudes from the thermometer of the three steps: L0 + c1 D1 + c2 D2 + c3 D3 with c in {0, 1},
-// each partial sum rounding to the next level exactly.
-constexpr float kD1 = KM_TQ_L1 - KM_TQ_L0, kD2 = KM_TQ_L2 - KM_TQ_L1, kD3 = KM_TQ_L3 - KM_TQ_L2;
-static_assert(KM_TQ_L0 + kD1 == KM_TQ_L1 && KM_TQ_L1 + kD2 == KM_TQ_L2 && KM_TQ_L2 + kD3 == KM_TQ_L3,
-              "level steps must land on the levels exactly");
 
 // The smallest float T with fl(T * inv) >= b, for b one of the boundaries and inv = 1/norm > 0: then
 // |y| >= T exactly when |fl(y * inv)| >= b, since rounding is monotone. t0 = fl(b / inv) is within half
@@ -212,29 +209,30 @@ __device__ __forceinline__ void quantize_part(const uint4 *__restrict__ mine, co
   const Step st2 = step_of(FOLD ? fold_threshold(KM_TQ_B2, inv) : KM_TQ_B2);
   const Step st3 = step_of(FOLD ? fold_threshold(KM_TQ_B3, inv) : KM_TQ_B3);
   // codes: per chunk of 8, code = (4 + idx) ^ (sign ? 7 : 0), idx = [a >= B1] + [a >= B2] + [a >= B3].
-  // idx gathered by Horner's rule in a float (exact integers below 2^24; starting from 0.5 the 8 steps
-  // leave 2^23 + sum idx_j 8^j, whose bits are 0x4b000000 + that sum); signs one bit each by a funnel
-  // shift, spread to 3-bit fields by the table.
+  // The steps are 1.0f or 0.0f, so the integer sum of their bits is idx * 0x3f800000 = 127 idx 2^23
+  // exactly (idx <= 3); shifted into field j it adds 127 idx 8^j, and one multiply by 127's inverse mod
+  // 2^32 per chunk leaves sum idx_j 8^j. The same sum >> 21 is idx * 508, the byte offset of idx's level
+  // in the spaced table. Signs one bit each by a funnel shift, spread to 3-bit fields by the table.
   uint32_t g[EC];
   float r[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
   for (int k = 0; k < EC; ++k) {
-    float acc = 0.5f;
-    uint32_t neg = 0;
+    uint32_t acc = 0, neg = 0;
 #pragma unroll
     for (int j = 7; j >= 0; --j) {
       const float yv = y[8 * k + j];
       const float a = FOLD ? fabsf(yv) : fabsf(__fmul_rn(yv, inv));  // sign(u) = sign(y): inv >= +0
-      const float c1 = reaches(a, st1), c2 = reaches(a, st2), c3 = reaches(a, st3);
-      acc = __fmaf_rn(acc, 8.0f, __fadd_rn(c1, __fadd_rn(c2, c3)));
+      const uint32_t t = __float_as_uint(reaches(a, st1)) + __float_as_uint(reaches(a, st2)) +
+                         __float_as_uint(reaches(a, st3));
+      acc += t >> (23 - 3 * j);
       neg = j == 7 ? __float_as_uint(yv) >> 31 : __funnelshift_l(__float_as_uint(yv), neg, 1);
       if (V) {
-        const float mag = __fmaf_rn(c3, kD3, __fmaf_rn(c2, kD2, __fmaf_rn(c1, kD1, KM_TQ_L0)));
+        const float mag = *reinterpret_cast<const float *>(reinterpret_cast<const char *>(tab.level) + (t >> 21));
         const float d = __fsub_rn(a, mag);  // = |u - level|, as on the CPU
         r[j & 3] = __fmaf_rn(d, d, r[j & 3]);
       }
     }
-    g[k] = (__float_as_uint(acc) + (0x924924u - 0x4b000000u)) ^ tab.spread7[neg];
+    g[k] = (acc * 0xefdfbf7fu + 0x924924u) ^ tab.spread7[neg];  // 0xefdfbf7f * 127 = 1 (mod 2^32)
   }
   // 24-bit groups into words: 4 groups make 3 words
   constexpr int NW = 3 * EC / 4;
