@@ -16,8 +16,13 @@
 // that is 1.06e12 elements/s, i.e. ~8 SM clocks per warp-element (132 SMs, ~1.98 GHz) or ~32 issue slots
 // at 4 per clock: dequantize (~20 issues, ~4 MIO ops: 3 SHFL + 1 LDS) fits with margin, quantize (~34)
 // does not: its rotation + codebook ARITHMETIC (instruction issue), not memory, bounds it near 45-50%.
+//
+// These TurboQuant quantize kernels are variant v1 (KM_TQ3_LANES) now; the default and v2-v4 are the
+// thread-per-row kernels of quant_tq3_rows.cu (reports/quant-notes.md: with nvcc 13.0 the compare above
+// is FSETP + SEL, and v1's loop is ~37 SASS per element at d128 K, ~47 for V).
 #include "quant_3bit.h"
 #include "quant_rows.cuh"
+#include "quant_tq3_rows.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -434,6 +439,7 @@ extern "C" cudaError_t km_quant_plan_make(km_quant_plan *plan) {
   if (e == cudaSuccess) e = plan_slot<8, 4>(plan, 0);
   if (e == cudaSuccess) e = plan_slot<16, 8>(plan, 1);
   if (e == cudaSuccess) e = plan_slot<32, 16>(plan, 2);
+  if (e == cudaSuccess) e = km_tq3_rows_plan(plan);
   return e;
 }
 
@@ -453,13 +459,26 @@ extern "C" cudaError_t km_quant_u3_dequantize(const km_quant_plan *plan, const u
   });
 }
 
-extern "C" cudaError_t km_quant_tq3_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes,
-                                             uint16_t *side, size_t tokens, int heads, int head_dim, int is_v,
-                                             cudaStream_t stream) {
-  if (!plan) return cudaErrorInvalidValue;
+extern "C" cudaError_t km_quant_tq3_quantize_variant(const km_quant_plan *plan, km_tq3_variant variant,
+                                                     const uint16_t *src, uint8_t *codes, uint16_t *side,
+                                                     size_t tokens, int heads, int head_dim, int is_v,
+                                                     cudaStream_t stream) {
+  if (!plan || (int)variant < 0 || variant >= KM_TQ3_VARIANT_COUNT) return cudaErrorInvalidValue;
+  if (variant == KM_TQ3_BEST) variant = KM_TQ3_ROWS_FOLD;
+  if (variant != KM_TQ3_LANES) {
+    size_t rows = 0;
+    const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
+    return e == cudaSuccess ? km_tq3_rows_quantize(plan, variant, src, codes, side, rows, head_dim, is_v, stream) : e;
+  }
   return kmq::for_rows<4>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
     launch_tq<decltype(tpr)::value>(plan, src, codes, side, rows, is_v, stream);
   });
+}
+
+extern "C" cudaError_t km_quant_tq3_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes,
+                                             uint16_t *side, size_t tokens, int heads, int head_dim, int is_v,
+                                             cudaStream_t stream) {
+  return km_quant_tq3_quantize_variant(plan, KM_TQ3_BEST, src, codes, side, tokens, heads, head_dim, is_v, stream);
 }
 
 extern "C" cudaError_t km_quant_tq3_dequantize(const km_quant_plan *plan, const uint8_t *codes, const uint16_t *side,

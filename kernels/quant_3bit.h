@@ -64,7 +64,27 @@ typedef struct km_quant_plan {
   int sms;
   int u3_quantize[3], u3_dequantize[3];
   int tq3_quantize[2][3], tq3_dequantize[2][3]; /* [is_v][head_dim] */
+  int tq3_rows_quantize[3][2][3];               /* [variant - KM_TQ3_ROWS64][is_v][head_dim] */
 } km_quant_plan;
+
+/* The TurboQuant quantize kernels (same codes and side data, bit for bit; reports/quant-notes.md has
+ * the instruction counts behind them):
+ *   KM_TQ3_LANES      v1: a row over head_dim / 16 lanes, the rotation's middle stages by shuffles;
+ *   KM_TQ3_ROWS64     v2: 64 elements per thread (head_dim / 64 threads per row), stages inside 64 in
+ *                     registers, the rest by shuffles; rows staged in shared memory by cp.async;
+ *   KM_TQ3_ROWS       v3: a thread per row up to head_dim 128 (2 threads at 256), the sign flip folded
+ *                     into the first butterflies at compile time;
+ *   KM_TQ3_ROWS_FOLD  v4: v3 with K's scale folded into per-row code thresholds (no multiply per
+ *                     element); for V, which needs the scaled values for its residual, it is v3.
+ * KM_TQ3_BEST is the one km_quant_tq3_quantize runs. */
+typedef enum km_tq3_variant {
+  KM_TQ3_BEST = 0,
+  KM_TQ3_LANES,
+  KM_TQ3_ROWS64,
+  KM_TQ3_ROWS,
+  KM_TQ3_ROWS_FOLD,
+  KM_TQ3_VARIANT_COUNT
+} km_tq3_variant;
 
 /* Fill *plan for the current device. Outside any timed region. */
 cudaError_t km_quant_plan_make(km_quant_plan *plan);
@@ -79,6 +99,10 @@ cudaError_t km_quant_u3_dequantize(const km_quant_plan *plan, const uint8_t *src
 /* is_v: 0 = K layout (side fp16 [rows]), 1 = V layout (side fp16 [rows][2]). */
 cudaError_t km_quant_tq3_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes, uint16_t *side,
                                   size_t tokens, int heads, int head_dim, int is_v, cudaStream_t stream);
+/* The same with a chosen kernel (KM_TQ3_BEST: the one above); another variant value is cudaErrorInvalidValue. */
+cudaError_t km_quant_tq3_quantize_variant(const km_quant_plan *plan, km_tq3_variant variant, const uint16_t *src,
+                                          uint8_t *codes, uint16_t *side, size_t tokens, int heads, int head_dim,
+                                          int is_v, cudaStream_t stream);
 cudaError_t km_quant_tq3_dequantize(const km_quant_plan *plan, const uint8_t *codes, const uint16_t *side,
                                     uint16_t *dst, size_t tokens, int heads, int head_dim, int is_v,
                                     cudaStream_t stream);

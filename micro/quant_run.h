@@ -24,6 +24,7 @@ typedef struct km_q_params {
   int is_v;       /* TurboQuant V layout and Gaussian V data; otherwise K data with outlier channels */
   int block_size; /* dequant + gather */
   int scalar;     /* the baseline kernels */
+  km_tq3_variant variant; /* TurboQuant quantize: which kernel (0: the default one) */
 } km_q_params;
 
 /* Gather rows: sequences of this many tokens, blocks randomly permuted. */

@@ -1,5 +1,6 @@
-/* GPU test of kernels/quant_fp8.cu, quant_3bit.cu and baselines/quant_scalar.cu on small shapes (odd
- * token and head counts for the tails, one shape large enough that the grid-stride loops go round):
+/* GPU test of kernels/quant_fp8.cu, quant_3bit.cu, quant_tq3_rows.cu and baselines/quant_scalar.cu on
+ * small shapes (odd token and head counts for the tails, shapes large enough that the grid-stride and
+ * persistent loops go round; every TurboQuant quantize variant):
  * codes and side data bit for bit against micro/quant_ref.c, dequantized values within 1 bf16 ulp
  * (the exact-match count is printed: it is expected to be all of them); and the whole-output checks of
  * micro/quant_verify.c (fast kernels against the scalar baselines, the fused gather against a trusted
@@ -271,6 +272,73 @@ static void test_tq3(const km_quant_plan *plan, size_t tokens, int heads, int d,
   free(x), free(gq), free(wq), free(gs), free(ws), free(go), free(wo);
 }
 
+/* One TurboQuant quantize kernel (quant_3bit.h's variants) on rows x d against the CPU reference: codes
+ * and norms bit for bit, V residual norms within one fp16 unit, every byte written (outputs poisoned
+ * first, and poisoned guard bytes after them left alone). */
+static void test_tq3_variant(const km_quant_plan *plan, km_tq3_variant var, size_t tokens, int heads, int d, int is_v,
+                             uint64_t seed) {
+  const size_t rows = tokens * heads, n = rows * d, nb = rows * 3 * d / 8, ns = rows * (is_v ? 2 : 1);
+  enum { GUARD = 64 };
+  char what[112];
+  snprintf(what, sizeof what, "turboquant %s v%d d%d t%zu h%d", is_v ? "V" : "K", (int)var, d, tokens, heads);
+  uint16_t *x = make_input(rows, d, seed);
+  /* rows 1-4 (row 0 is all zeros): equal magnitudes with mixed signs (many rotated values exactly equal);
+   * huge values (the squares overflow: norm inf, scale 0); tiny ones (the squares underflow: norm 0); and
+   * small ones (a scale near 1e14) */
+  static const float scale[4] = {0.5f, 1e30f, 1e-30f, 1e-15f};
+  for (size_t r = 1; r < 5 && r < rows; ++r)
+    for (int i = 0; i < d; ++i) {
+      const float m = r == 1 ? scale[0] : scale[r - 1] * (1.0f + (float)(i % 5) * 0.25f);
+      x[r * d + i] = km_ref_f32_to_bf16((i * 7 % 3) ? m : -m);
+    }
+  uint16_t *dx = dev(n * 2), *dside = dev(ns * 2 + GUARD);
+  uint8_t *dq = dev(nb + GUARD);
+  CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(km_quant_tq3_quantize_variant(plan, var, dx, dq, dside, tokens, heads, d, is_v, 0));
+  uint8_t *gq = to_host(dq, nb + GUARD), *wq = host(nb + GUARD);
+  uint16_t *gs = to_host(dside, ns * 2 + GUARD), *ws = host(ns * 2 + GUARD);
+  for (size_t r = 0; r < rows; ++r) {
+    uint16_t side[2];
+    km_ref_tq3_quantize_row(x + r * d, d, is_v, wq + r * (3 * d / 8), side);
+    ws[is_v ? 2 * r : r] = side[0];
+    if (is_v) ws[2 * r + 1] = side[1];
+  }
+  memset(wq + nb, 0xFF, GUARD);
+  memset((uint8_t *)ws + ns * 2, 0xFF, GUARD);
+  expect_bytes(what, gq, wq, nb + GUARD);
+  size_t bad = 0;
+  for (size_t i = 0; i < ns + GUARD / 2; ++i) {
+    const int residual = i < ns && is_v && (i & 1), diff = (int)gs[i] - (int)ws[i];
+    if (diff && !(residual && (diff == 1 || diff == -1)) && bad++ < 5)
+      fprintf(stderr, "  side %zu got 0x%04X want 0x%04X\n", i, gs[i], ws[i]);
+  }
+  if (bad) {
+    fprintf(stderr, "FAIL %s side data: %zu differ\n", what, bad);
+    failures++;
+  }
+  cudaFree(dx), cudaFree(dside), cudaFree(dq);
+  free(x), free(gq), free(wq), free(gs), free(ws);
+}
+
+/* Every quantize variant at every head_dim and layout on row counts off every tile (1 row; 111 rows, under
+ * one tile; 20,485 and 72,008 rows, enough tiles that the persistent blocks go round and the last tile is
+ * partial), and a variant outside the list refused. */
+static void test_tq3_variants(const km_quant_plan *plan) {
+  static const struct {
+    size_t tokens;
+    int heads;
+  } shapes[] = {{1, 1}, {37, 3}, {4097, 5}, {9001, 8}};
+  for (int v = KM_TQ3_BEST; v < KM_TQ3_VARIANT_COUNT; ++v)
+    for (int d = 64; d <= 256; d *= 2)
+      for (int is_v = 0; is_v < 2; ++is_v)
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; ++k)
+          test_tq3_variant(plan, (km_tq3_variant)v, shapes[k].tokens, shapes[k].heads, d, is_v, 700 + 10 * v + d + k);
+  expect_count("tq3 quantize, variant out of range",
+               km_quant_tq3_quantize_variant(plan, KM_TQ3_VARIANT_COUNT, NULL, NULL, NULL, 1, 1, 128, 0, 0) ==
+                   cudaErrorInvalidValue,
+               1);
+}
+
 /* The whole-output checks micro/quant_verify.c runs: the fast kernels' codes, side data and outputs
  * against the scalar baselines' on a shape whose grid-stride loops go round, equal within the stated
  * tolerance; then one changed code byte, one residual norm two fp16 units off and one output element
@@ -349,6 +417,7 @@ int main(void) {
   test_u3(&plan, 9001, 8, 128, 0);
   test_tq3(&plan, 9001, 8, 128, 0, 0);
   test_tq3(&plan, 9001, 8, 256, 1, 0);
+  test_tq3_variants(&plan);
   test_device_checks(&plan);
   if (failures) {
     fprintf(stderr, "gpu_quant: %d failure(s)\n", failures);
