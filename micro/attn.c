@@ -19,6 +19,7 @@
 #include "micro_tables.h"
 #include "paged_gather.h"
 #include "paged_ref.h"
+#include "quant_3bit.h"
 #include "quant_fp8.h"
 #include "sparse_ref.h"
 #include "sparse_topk.h"
@@ -90,11 +91,17 @@ typedef struct attn_run {
   int32_t *d_ident;
   km_attn_plan cplan;
   km_attn_args cargs;
+  km_quant_plan qplan; /* 3-bit caches: the quant family's quantizer */
 } attn_run;
 
 static size_t elem_bytes(km_attn_kv kv) { return kv == KM_ATTN_BF16 ? 2 : 1; }
+static int is_fp8(km_attn_kv kv) { return kv == KM_ATTN_FP8_E4M3 || kv == KM_ATTN_FP8_E5M2; }
+/* Bytes of one (token, KV head) row of the cache: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte records of 32). */
+static size_t head_bytes(km_attn_kv kv, int d) {
+  return kv == KM_ATTN_U3 ? (size_t)d / 32 * KM_ATTN_U3_RECORD : (size_t)d * elem_bytes(kv);
+}
 static size_t row_bytes(const attn_run *r) {
-  return (size_t)r->sh.num_kv_heads * r->sh.head_dim * elem_bytes(r->sh.kv);
+  return (size_t)r->sh.num_kv_heads * head_bytes(r->sh.kv, r->sh.head_dim);
 }
 static size_t out_elems(const attn_run *r) {
   return (size_t)r->batch * r->sh.q_len * r->sh.num_heads * r->sh.head_dim;
@@ -199,6 +206,17 @@ static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *
     r->vc[j] = v16;
     return;
   }
+  if (r->sh.kv == KM_ATTN_U3) { /* the quant family's uniform 3-bit quantizer, group 32 */
+    const size_t bytes = rows * row_bytes(r);
+    r->kc[j] = km_bench_device_alloc(b, bytes);
+    r->vc[j] = km_bench_device_alloc(b, bytes);
+    KM_RETURN_IF_STOPPED(b);
+    if (!r->qplan.sms) KM_CUDA(b, km_quant_plan_make(&r->qplan));
+    KM_CUDA(b, km_quant_u3_quantize(&r->qplan, k16, r->kc[j], rows, r->sh.num_kv_heads, d, s));
+    KM_CUDA(b, km_quant_u3_quantize(&r->qplan, v16, r->vc[j], rows, r->sh.num_kv_heads, d, s));
+    KM_CUDA(b, cudaStreamSynchronize(s));
+    return;
+  }
   const km_fp8_format fmt = r->sh.kv == KM_ATTN_FP8_E4M3 ? KM_FP8_E4M3 : KM_FP8_E5M2;
   const float fmax = fmt == KM_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
   const int per_token = r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
@@ -223,7 +241,8 @@ static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *
  * first are quantized from one scratch pair of bf16 buffers; copy 0's originals stay for the accuracy check. */
 static void fill_cache(km_bench *b, attn_run *r) {
   const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
-  const size_t pool = 2 * n * (r->sh.kv == KM_ATTN_BF16 ? 2 : 1);
+  const size_t pool = 2 * rows * row_bytes(r);
+  (void)n;
   int copies = km_bench_rotation(b, pool);
   r->copies = copies > ATTN_MAX_COPIES ? ATTN_MAX_COPIES : copies;
   uint16_t *s16 = NULL, *t16 = NULL;
@@ -450,12 +469,12 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
   const int kvh = r->sh.num_kv_heads, group = heads / kvh;
   int nh = SLICE_TOKEN_HEADS / (ctx > 0 ? ctx : 1);
   nh = nh < 1 ? 1 : nh > kvh ? kvh : nh;
-  const size_t eb = elem_bytes(r->sh.kv), blocks = (size_t)r->mbps;
+  const size_t blocks = (size_t)r->mbps;
   const size_t cap = blocks * r->sh.block_size * (size_t)kvh * d;
   /* bf16-sized: fp8 rows, then the bf16 originals for the accuracy figures */
   unsigned char *kr = km_bench_pinned_alloc(b, cap * 2), *vr = km_bench_pinned_alloc(b, cap * 2);
   float *ks = NULL, *vs = NULL;
-  const int per_token = r->sh.kv != KM_ATTN_BF16 && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  const int per_token = is_fp8(r->sh.kv) && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
   if (per_token) {
     ks = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * sizeof(float));
     vs = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * sizeof(float));
@@ -464,7 +483,7 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
   float *ref = km_bench_host_alloc(b, (size_t)ql * heads * d * sizeof(float));
   size_t *ids = km_bench_host_alloc(b, (size_t)ql * heads * sizeof(size_t));
   if (!kr || !vr || !q || !ref || !ids || (per_token && (!ks || !vs))) return 1;
-  const size_t rb = (size_t)kvh * d * eb, sb = (size_t)kvh * sizeof(float);
+  const size_t rb = row_bytes(r), sb = (size_t)kvh * sizeof(float);
   if (stage_rows(b, r, r->k, rb, seq, kr) || stage_rows(b, r, r->v, rb, seq, vr)) return 1;
   if (per_token && (stage_rows(b, r, r->k_scale, sb, seq, (unsigned char *)ks) ||
                     stage_rows(b, r, r->v_scale, sb, seq, (unsigned char *)vs)))
@@ -477,7 +496,7 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
   }
   km_attn_ref_shape rs = {heads, kvh, d, ql, r->sh.window, (km_attn_ref_kv)r->sh.kv, per_token, 1.0f, 1.0f,
                           r->args.sm_scale};
-  if (r->sh.kv != KM_ATTN_BF16 && !per_token) {
+  if (is_fp8(r->sh.kv) && !per_token) {
     const float fmax = r->sh.kv == KM_ATTN_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
     rs.k_scale = K_TENSOR_AMAX / fmax;
     rs.v_scale = V_TENSOR_AMAX / fmax;
@@ -586,7 +605,7 @@ static km_work work_of(const attn_run *r) {
   const double part = km_attn_partial_bytes(pl);
   const double qo = (double)out_elems(r) * 2;
   w.bytes_read = kv + qo + part + tokens_read / KM_ATTN_TILE * 4 * r->sh.num_kv_heads;
-  if (r->sh.kv != KM_ATTN_BF16 && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD)
+  if (is_fp8(r->sh.kv) && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD)
     w.bytes_read += tokens_read * r->sh.num_kv_heads * 2 * sizeof(float);
   w.bytes_written = qo + part;
   if (r->p->op == A_QUEST) {
@@ -608,6 +627,7 @@ static km_work work_of(const attn_run *r) {
 
 static const char *kv_name(const km_attn_shape *s) {
   if (s->kv == KM_ATTN_BF16) return "bf16";
+  if (s->kv == KM_ATTN_U3) return "uniform 3-bit g32 (fp16 scale, zero)";
   if (s->kv == KM_ATTN_FP8_E4M3) return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e4m3 per token-head" : "fp8 e4m3 per tensor";
   return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e5m2 per token-head" : "fp8 e5m2 per tensor";
 }
@@ -661,6 +681,12 @@ static void run_attn(km_bench *b, const void *params) {
   P(bf16_b##b##_##cs, A_DECODE, 32, 8, 128, BF, TEN, b, c, 16, 1, 0, 0, 0, 0); \
   P(fp8_b##b##_##cs, A_DECODE, 32, 8, 128, E4, TOK, b, c, 16, 1, 0, 0, 0, 0);
 GRID(GRID_PARAMS)
+
+/* uniform 3-bit (group 32) at the grid's shapes the targets name (batch >= 16, context >= 16K) and around */
+#define U3(b, c, cs) P(u3_b##b##_##cs, A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, b, c, 16, 1, 0, 0, 0, 0);
+#define U3_GRID(X) X(1, 32768, 32k) X(16, 4096, 4k) X(16, 16384, 16k) X(16, 32768, 32k) X(64, 4096, 4k) \
+  X(64, 16384, 16k) X(64, 32768, 32k) X(64, 131072, 128k)
+U3_GRID(U3)
 
 /* the shared-memory ring pipeline beside the register one (same shapes, same checks) */
 #define PRING(name, kv, sc, b, ctx) \
@@ -747,6 +773,11 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/fp8_e5m2_tokhead/b16/ctx32k", "kv_quant",
      "fp8 e5m2 cache with per-token-head scales", run_attn, &e5k_b16_32k, 0, "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+#define SUM_U3 "the same step over a uniform 3-bit cache (group 32, fp16 scale and zero), unpacked in registers"
+#define U3_ROWS(b, c, cs)                                                                                        \
+  {"attn/decode/gqa32x8/d128/int3_g32/b" #b "/ctx" #cs, "kv_quant", SUM_U3, run_attn, &u3_b##b##_##cs, 0,        \
+   "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, GRID_SWEEP("int3_g32", b, c)},
+    U3_GRID(U3_ROWS)
 #define SUM_RING "the same step with K/V tiles through a shared-memory ring (cp.async, 2-5 tiles ahead per warp)"
     {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b1_32k, 0,
      "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
@@ -817,6 +848,11 @@ static const km_derived attn_cases_derived[] = {
     {"sparse_read", "dense step / Quest step (budget 2,048), b1 x 32K (speed-up x)", KM_DERIVED_RATIO,
      "attn/decode/gqa32x8/d128/bf16/b1/ctx32k", "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", NULL, {NULL}, 0,
      0, 0},
+    {"kv_quant", "bf16 step / uniform 3-bit step, b16 x 32K (speed-up x; the byte ratio is 4)", KM_DERIVED_RATIO,
+     GQA_B16_32K, "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k", NULL, {NULL}, 0, 0, 0},
+    {"kv_quant", "fp8 e4m3 per-token-head step / uniform 3-bit step, b64 x 32K (speed-up x; the byte ratio is 2)",
+     KM_DERIVED_RATIO, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b64/ctx32k",
+     "attn/decode/gqa32x8/d128/int3_g32/b64/ctx32k", NULL, {NULL}, 0, 0, 0},
     {"eviction", "dense step at 32K / step over the 2,048 kept tokens, b16 (speed-up x)", KM_DERIVED_RATIO, GQA_B16_32K,
      "attn/evicted/kept2048_of_32k/gqa32x8/d128/bf16/b16", NULL, {NULL}, 0, 0, 0},
 };

@@ -12,6 +12,7 @@
 #include "attn_baselines.h"
 #include "attn_decode.h"
 #include "attn_ref.h"
+#include "quant_ref.h"
 #include "sparse_ref.h"
 #include "test_util.h"
 
@@ -46,6 +47,8 @@ static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
   km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale, pipe};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
+  /* bytes of one token's row (all KV heads): 3-bit rows are head_dim / 32 records of 16 bytes per head */
+  const size_t rowb = t->kv == KM_ATTN_U3 ? (size_t)kvh * (d / 32) * KM_ATTN_U3_RECORD : row_elems * eb;
   int mbps = 1;
   size_t blocks = 0;
   for (int i = 0; i < t->batch; ++i) {
@@ -67,9 +70,21 @@ static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
   for (int i = 0; i < t->batch; ++i)
     for (int j = 0; j < (t->ctx[i] + t->bs - 1) / t->bs; ++j) table[(size_t)i * mbps + j] = perm[k++];
   const size_t rows = blocks * t->bs, n = rows * row_elems;
-  unsigned char *kc = malloc(n * eb), *vc = malloc(n * eb);
+  const size_t cache_bytes = rows * rowb;
+  unsigned char *kc = malloc(cache_bytes), *vc = malloc(cache_bytes);
   float *ks = malloc(rows * kvh * sizeof(float)), *vs = malloc(rows * kvh * sizeof(float));
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n && t->kv == KM_ATTN_U3; i += 32) {
+    /* a record: random codes, fp16 scale 0.1..0.5 and zero -1.5..-0.5 (values about -1.5..2) */
+    unsigned char *rk = kc + i / 32 * KM_ATTN_U3_RECORD, *rv = vc + i / 32 * KM_ATTN_U3_RECORD;
+    for (int j = 0; j < 12; ++j) rk[j] = (unsigned char)km_test_rng_next(&st), rv[j] = (unsigned char)km_test_rng_next(&st);
+    for (int h = 0; h < 2; ++h) {
+      unsigned char *rec = h ? rv : rk;
+      const uint16_t sc = km_ref_f32_to_f16(0.1f + 0.4f * (float)(km_test_rng_next(&st) % 1000) / 1000.f);
+      const uint16_t z = km_ref_f32_to_f16(-1.5f + (float)(km_test_rng_next(&st) % 1000) / 1000.f);
+      rec[12] = (unsigned char)sc, rec[13] = (unsigned char)(sc >> 8), rec[14] = (unsigned char)z, rec[15] = (unsigned char)(z >> 8);
+    }
+  }
+  for (size_t i = 0; i < n && t->kv != KM_ATTN_U3; ++i) {
     if (eb == 2) {
       float kx = km_test_rng_normal(&st) * (((i % d) % 32) == 7 ? 8.f : 1.f), vx = km_test_rng_normal(&st);
       ((uint16_t *)kc)[i] = km_float_to_bf16(kx);
@@ -83,7 +98,7 @@ static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
     ks[i] = 0.02f + 0.1f * (float)(km_test_rng_next(&st) % 1000) / 1000.f;
     vs[i] = 0.02f + 0.1f * (float)(km_test_rng_next(&st) % 1000) / 1000.f;
   }
-  const int per_token = t->kv != KM_ATTN_BF16 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  const int per_token = (t->kv == KM_ATTN_FP8_E4M3 || t->kv == KM_ATTN_FP8_E5M2) && t->scale == KM_ATTN_SCALE_TOKEN_HEAD;
   const size_t qn = (size_t)t->batch * t->q_len * t->heads * d;
   uint16_t *q = malloc(qn * 2);
   for (size_t i = 0; i < qn; ++i) q[i] = km_float_to_bf16(km_test_rng_normal(&st));
@@ -111,8 +126,8 @@ static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
   }
   /* device */
   void *dk, *dv, *dq, *dout, *dout2, *dks, *dvs, *dtab, *dctx, *dsel = NULL, *ws = NULL;
-  KM_EXPECT_CUDA(cudaMalloc(&dk, n * eb));
-  KM_EXPECT_CUDA(cudaMalloc(&dv, n * eb));
+  KM_EXPECT_CUDA(cudaMalloc(&dk, cache_bytes));
+  KM_EXPECT_CUDA(cudaMalloc(&dv, cache_bytes));
   KM_EXPECT_CUDA(cudaMalloc(&dks, rows * kvh * sizeof(float)));
   KM_EXPECT_CUDA(cudaMalloc(&dvs, rows * kvh * sizeof(float)));
   KM_EXPECT_CUDA(cudaMalloc(&dq, qn * 2));
@@ -120,8 +135,8 @@ static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
   KM_EXPECT_CUDA(cudaMalloc(&dout2, qn * 2));
   KM_EXPECT_CUDA(cudaMalloc(&dtab, (size_t)t->batch * mbps * 4));
   KM_EXPECT_CUDA(cudaMalloc(&dctx, (size_t)t->batch * 4));
-  KM_EXPECT_CUDA(cudaMemcpy(dk, kc, n * eb, cudaMemcpyHostToDevice));
-  KM_EXPECT_CUDA(cudaMemcpy(dv, vc, n * eb, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dk, kc, cache_bytes, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dv, vc, cache_bytes, cudaMemcpyHostToDevice));
   float tk = 0.07f, tv = 0.05f; /* per-tensor scales */
   KM_EXPECT_CUDA(cudaMemcpy(dks, per_token ? ks : &tk, per_token ? rows * kvh * 4 : 4, cudaMemcpyHostToDevice));
   KM_EXPECT_CUDA(cudaMemcpy(dvs, per_token ? vs : &tv, per_token ? rows * kvh * 4 : 4, cudaMemcpyHostToDevice));
@@ -164,12 +179,12 @@ static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
   size_t bad = 0, bad2 = 0;
   for (int i = 0; i < t->batch; ++i) {
     const int ctx = t->ctx[i];
-    unsigned char *kr = malloc((size_t)ctx * row_elems * eb), *vr = malloc((size_t)ctx * row_elems * eb);
+    unsigned char *kr = malloc((size_t)ctx * rowb), *vr = malloc((size_t)ctx * rowb);
     float *ksr = malloc((size_t)ctx * kvh * 4), *vsr = malloc((size_t)ctx * kvh * 4);
     for (int tk2 = 0; tk2 < ctx; ++tk2) {
       size_t row = (size_t)table[(size_t)i * mbps + tk2 / t->bs] * t->bs + tk2 % t->bs;
-      memcpy(kr + (size_t)tk2 * row_elems * eb, kc + row * row_elems * eb, row_elems * eb);
-      memcpy(vr + (size_t)tk2 * row_elems * eb, vc + row * row_elems * eb, row_elems * eb);
+      memcpy(kr + (size_t)tk2 * rowb, kc + row * rowb, rowb);
+      memcpy(vr + (size_t)tk2 * rowb, vc + row * rowb, rowb);
       memcpy(ksr + (size_t)tk2 * kvh, ks + row * kvh, kvh * 4);
       memcpy(vsr + (size_t)tk2 * kvh, vs + row * kvh, kvh * 4);
     }
@@ -234,7 +249,7 @@ int main(void) {
   static const int c1[] = {1};
   static const int c700[] = {700, 333};
   static const int c_eq[] = {300, 290}; /* 19 pages each */
-  const km_attn_kv B = KM_ATTN_BF16, E4 = KM_ATTN_FP8_E4M3, E5 = KM_ATTN_FP8_E5M2;
+  const km_attn_kv B = KM_ATTN_BF16, E4 = KM_ATTN_FP8_E4M3, E5 = KM_ATTN_FP8_E5M2, U3 = KM_ATTN_U3;
   const km_attn_scale TEN = KM_ATTN_SCALE_TENSOR, TOK = KM_ATTN_SCALE_TOKEN_HEAD;
   const tcase cases[] = {
       {"gqa 8:2 d128 bf16", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 0},
@@ -267,11 +282,17 @@ int main(void) {
       {"pages: 5 selected, split 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c700, 5, 2},
       {"pages: every page (budget >= context)", 8, 2, 128, 16, 1, 0, B, TEN, 2, c_eq, 1000, 0},
       {"pages: fp8", 8, 2, 128, 16, 1, 0, E4, TOK, 2, c700, 7, 0},
+      {"3-bit gqa 8:2", 8, 2, 128, 16, 1, 0, U3, TEN, 3, c3, 0, 0},
+      {"3-bit split 3, one long many short", 32, 8, 128, 16, 1, 0, U3, TEN, 9, c_long, 0, 3},
+      {"3-bit bs32, q_len 3, window 40", 8, 2, 128, 32, 3, 40, U3, TEN, 3, c3q, 0, 2},
+      {"3-bit mqa 32:1 (two m-tiles)", 32, 1, 128, 16, 1, 0, U3, TEN, 2, c700, 0, 0},
+      {"3-bit q_len 4 (16 rows)", 32, 8, 128, 16, 4, 0, U3, TEN, 2, c700, 0, 0},
+      {"3-bit pages", 8, 2, 128, 16, 1, 0, U3, TEN, 2, c700, 7, 0},
   };
   /* every case through both tile pipelines (the simple kernel checked once) */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     run_case(&cases[i], 1, KM_ATTN_PIPE_REGISTERS);
-    run_case(&cases[i], 0, KM_ATTN_PIPE_SMEM_RING);
+    if (cases[i].kv != KM_ATTN_U3) run_case(&cases[i], 0, KM_ATTN_PIPE_SMEM_RING); /* 3-bit: registers only */
   }
   return km_test_finish("gpu_attn");
 }
