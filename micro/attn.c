@@ -733,6 +733,8 @@ P(gather_b16_32k, A_GATHER_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 
 /* quick (and --smoke-sized) points */
 P(quick_bf16, A_DECODE, 32, 8, 128, BF, TEN, 4, 4096, 16, 1, 0, 0, 0, 0);
 P(quick_fp8, A_DECODE, 32, 8, 128, E4, TOK, 4, 4096, 16, 1, 0, 0, 0, 0);
+P(quick_u3, A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0);
+static const attn_params quick_ring = {A_DECODE, 32, 8, 128, BF, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, KM_ATTN_PIPE_SMEM_RING};
 
 #define T_GQA "gqa"
 #define SUM_DEC "one decode step of attention over the paged cache (split-KV, GQA-aware, tensor cores)"
@@ -821,6 +823,10 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick", T_GQA, SUM_DEC, run_attn, &quick_bf16, KM_CASE_QUICK, NULL},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick", "kv_quant", SUM_FP8, run_attn, &quick_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick", "kv_quant", SUM_U3, run_attn, &quick_u3, KM_CASE_QUICK,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/ring/quick", T_GQA, SUM_RING, run_attn, &quick_ring, KM_CASE_QUICK,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
