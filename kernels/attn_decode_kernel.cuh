@@ -1,0 +1,745 @@
+// The decode kernel itself (see attn_decode.h and attn_decode.cu): fragments, tile sources, the kernel
+// template and the launch descriptor of each instantiation. Included by one translation unit per KV format
+// (attn_decode_<format>.cu), which instantiates that format's kernels, so that they compile in parallel;
+// attn_decode.cu holds the planner, the combine pass and the launch.
+//
+// Decode attention over the paged cache (see attn_decode.h). One warp per work item (a chunk of 16-token
+// tiles of one (sequence, KV head)); four independent warps per CTA. The warp's rows are the q_len x group
+// query rows of its KV head, padded to m16 tiles. Tiles come from one of two sources (the shape's pipe):
+// straight from global memory into each thread's fragment registers with 16-byte loads, one or two tiles
+// ahead (RegSource), or through a ring of shared-memory slots the warp fills with coalesced cp.async, NS - 1
+// tiles ahead (RingSource). Every K/V byte is loaded once; the fragments are:
+//   S^T = Q K^T  (A = Q rows, B = K, k = head dims): thread (g = lane/4, c = lane%4) owns head dims
+//        [c*D/4, (c+1)*D/4) of K rows g and g+8 of the tile; the same permutation of the k index is applied
+//        to Q's fragment, which leaves the dot products unchanged.
+//   O += P V     (A = P from S's accumulators, B = V, k = tokens): thread owns dims [g*D/8, (g+1)*D/8) of V
+//        rows 2c, 2c+1, 2c+8, 2c+9; output columns are permuted so that each thread ends up holding the
+//        contiguous dims [c*D/4, (c+1)*D/4) of its rows, stored with 16-byte writes.
+#ifndef KM_KERNELS_ATTN_DECODE_KERNEL_CUH
+#define KM_KERNELS_ATTN_DECODE_KERNEL_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <math.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "attn_decode.h"
+
+namespace km_attn_detail {
+
+
+constexpr int WARPS = 4;
+#ifndef KM_ATTN_MIN_BLOCKS
+#define KM_ATTN_MIN_BLOCKS 2
+#endif
+constexpr float LOG2E = 1.4426950408889634f;
+
+struct Params {
+  const uint16_t *q;
+  const char *k, *v;
+  const float *k_scale, *v_scale;
+  const int32_t *table, *ctx_lens, *sel;
+  const int32_t *chunk_seq, *chunk_begin, *chunk_end, *seq_chunk0, *seq_chunks;
+  uint16_t *out;
+  float *part_o, *part_lse;
+  int heads, kv_heads, group, rows, q_len, block_size, window, mbps, sparse_pages, per_token, items;
+  float scale_log2;
+};
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <bool F16>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (F16)
+    mma_f16(d, a, b0, b1);
+  else
+    mma_bf16(d, a, b0, b1);
+}
+
+__device__ __forceinline__ uint32_t pack_f32x2(float lo, float hi, bool f16) {
+  uint32_t r;
+  if (f16) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    memcpy(&r, &h, 4);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    memcpy(&r, &h, 4);
+  }
+  return r;
+}
+
+// Two fp8 codes (low 16 bits of x) -> fp16x2, exact.
+template <int KV>
+__device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t x) {
+  if constexpr (KV == KM_ATTN_FP8_E5M2) {
+    return __byte_perm(x, 0u, 0x1404);  // e5m2 is the top byte of an fp16
+  } else {
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(x & 0xFFFFu), __NV_E4M3);
+    return (uint32_t)h.x | ((uint32_t)h.y << 16);
+  }
+}
+
+template <int BYTES>
+struct Row {
+  uint32_t w[BYTES / 4];
+};
+
+template <int BYTES>
+__device__ __forceinline__ void load_row(Row<BYTES> &r, const char *p) {
+  if constexpr (BYTES % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) {
+      const uint4 x = __ldg(reinterpret_cast<const uint4 *>(p) + k);
+      r.w[4 * k] = x.x;
+      r.w[4 * k + 1] = x.y;
+      r.w[4 * k + 2] = x.z;
+      r.w[4 * k + 3] = x.w;
+    }
+  } else {
+    static_assert(BYTES == 8, "rows of 8 or 16k bytes");
+    const uint2 x = __ldg(reinterpret_cast<const uint2 *>(p));
+    r.w[0] = x.x;
+    r.w[1] = x.y;
+  }
+}
+
+template <int BYTES>
+__device__ __forceinline__ void zero_row(Row<BYTES> &r) {
+#pragma unroll
+  for (int k = 0; k < BYTES / 4; ++k) r.w[k] = 0;
+}
+
+// MT: m16 tiles of query rows; 0 = one tile of which only rows 0..7 are real (q_len x group <= 8), so its
+// upper half is never loaded or softmaxed.
+template <int D, int KV, int MT>
+struct Tile {
+  static constexpr int M = MT == 0 ? 1 : MT;
+  static constexpr int HALVES = MT == 0 ? 1 : 2;
+  static constexpr bool FP8 = KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2;
+  static constexpr bool U3 = KV == KM_ATTN_U3;  // head_dim 128 only: a thread's K slice is one group record
+  static constexpr int EB = KV == KM_ATTN_BF16 ? 2 : 1;  // element bytes (bf16, fp8)
+  static constexpr int RB = U3 ? D / 2 : D * EB;        // bytes of one head's row
+  static constexpr int KSTEPS = D / 16;  // k-steps of Q K^T
+  static constexpr int NT = D / 8;       // n8 tiles of P V (output dims)
+  static constexpr int KBYTES = RB / 4;  // a thread's K slice: dims [c D/4, (c+1) D/4)
+  static constexpr int VDIMS = D / 8;
+  // a thread's V slice: dims [g D/8, (g+1) D/8); 3-bit: the whole 16-byte record of group g / 2 holding them
+  static constexpr int VBYTES = U3 ? KM_ATTN_U3_RECORD : VDIMS * EB;
+  static constexpr bool F16 = KV != KM_ATTN_BF16;
+  // register source: tiles in flight per warp (an fp8 tile is half the bytes, so twice as many keep the same
+  // bytes in flight; measured on the H200: two bf16 tiles lost 1-5%, registers)
+  // (3-bit: a tile is a quarter of bf16's, 24 registers a thread)
+  static constexpr int PF = KV == KM_ATTN_BF16 ? 1 : U3 ? KM_ATTN_U3_PF : 2;
+  // shared-memory ring: per thread and slot, 16-byte chunks (chunk q of lane l at (q * 32 + (l ^ (q & 7))) *
+  // 16: a warp's 16-byte reads of one chunk are conflict-free, and so are the copies' writes, which put
+  // pieces of four neighbouring chunks at the same lane positions): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
+  // 2c+9 (rows under 16 bytes take a whole chunk), then for fp8 one chunk of the warp's 32 per-token scales
+  static constexpr int KCH = KBYTES / 16;
+  static constexpr int VCH = VBYTES < 16 ? 1 : VBYTES / 16;
+  static constexpr int SCH = FP8 ? 1 : 0;
+  static constexpr int CH = 2 * KCH + 4 * VCH + SCH;
+  static constexpr int SLOT_BYTES = CH * 512;  // per warp
+  // slots per warp: ~24 KiB of ring per warp (eight warps per SM fit in shared memory), 2..6 slots (an fp8
+  // slot is about half a bf16 one, so both keep ~16 KiB ahead at head_dim 128)
+  static constexpr int NS = 24576 / SLOT_BYTES < 2 ? 2 : 24576 / SLOT_BYTES > 6 ? 6 : 24576 / SLOT_BYTES;
+  static constexpr int SMEM = WARPS * NS * SLOT_BYTES;  // per CTA
+  // per-token V scales are folded into P before it is rounded to fp16; scale x VSF keeps p x scale out of
+  // fp16's subnormals (scales are ~amax / fp8 max: 1e-4 for e5m2), and the output is divided by VSF
+  static constexpr float VSF = KV == KM_ATTN_FP8_E5M2 ? 8192.f : KV == KM_ATTN_FP8_E4M3 ? 64.f : 1.f;
+};
+
+// B fragment of K^T for k-step s from a thread's slice of one K row: logical k {2c,2c+1} | {2c+8,2c+9}
+// are its physical dims 4s + {0,1} | {2,3}.
+// 3-bit records (see attn_decode.h): 24-bit chunk k (codes 8k..8k+7) of a record's words w[0..2].
+__device__ __forceinline__ uint32_t u3_chunk(const uint32_t *w, int k) {
+  return k == 0 ? w[0] & 0xFFFFFFu
+         : k == 1 ? __funnelshift_r(w[0], w[1], 24) & 0xFFFFFFu
+         : k == 2 ? __funnelshift_r(w[1], w[2], 16) & 0xFFFFFFu
+                  : w[2] >> 8;
+}
+// Codes at bit offsets sa of a and sb of b -> fp16x2 (code_a, code_b) x scale + zero (both fp16x2): each
+// code goes into the mantissa of 1024.0 (exact), 1024 comes off, then one fused multiply-add.
+__device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int sb, uint32_t scale, uint32_t zero) {
+  const uint32_t u = ((a >> sa) & 7u) | (((b >> sb) & 7u) << 16) | 0x64006400u;
+  __half2 h, sc, z;
+  memcpy(&h, &u, 4);
+  memcpy(&sc, &scale, 4);
+  memcpy(&z, &zero, 4);
+  const __half2 r = __hfma2(__hsub2(h, __float2half2_rn(1024.f)), sc, z);
+  uint32_t out;
+  memcpy(&out, &r, 4);
+  return out;
+}
+
+template <int D, int KV>
+__device__ __forceinline__ void k_frag(const uint32_t *w, int s, uint32_t &b0, uint32_t &b1) {
+  if constexpr (KV == KM_ATTN_BF16) {
+    b0 = w[2 * s];
+    b1 = w[2 * s + 1];
+  } else if constexpr (KV == KM_ATTN_U3) {
+    // the slice is one group: dims 4s..4s+3 are codes 4(s & 1).. of chunk s / 2; fp16 scale and zero in w[3]
+    const uint32_t ch = u3_chunk(w, s >> 1), sc = __byte_perm(w[3], 0, 0x1010), z = __byte_perm(w[3], 0, 0x3232);
+    const int base = 12 * (s & 1);
+    b0 = u3_pair(ch, base, ch, base + 3, sc, z);
+    b1 = u3_pair(ch, base + 6, ch, base + 9, sc, z);
+  } else {
+    b0 = fp8x2_to_f16x2<KV>(w[s]);
+    b1 = fp8x2_to_f16x2<KV>(w[s] >> 16);
+  }
+}
+
+// B fragment of V for output tile j: element j of rows (lo, hi) packed as (k, k+1).
+template <int KV>
+__device__ __forceinline__ uint32_t v_frag(const uint32_t *lo, const uint32_t *hi, int j) {
+  if constexpr (KV == KM_ATTN_BF16) {
+    return (j & 1) ? __byte_perm(lo[j >> 1], hi[j >> 1], 0x7632) : __byte_perm(lo[j >> 1], hi[j >> 1], 0x5410);
+  } else {
+    const int b = j & 3;
+    return fp8x2_to_f16x2<KV>(__byte_perm(lo[j >> 2], hi[j >> 2], (unsigned)(b | ((4 + b) << 4))));
+  }
+}
+
+// B fragments of V for output tiles j from rows (lo, hi) of a thread's slice.
+template <int KV, int VB>
+struct VPair {
+  const uint32_t *lo, *hi;
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int) : lo(l.w), hi(h.w) {}
+  __device__ __forceinline__ uint32_t frag(int j) const { return v_frag<KV>(lo, hi, j); }
+};
+// 3-bit: the slice is half (`half`) of the record's group: codes 16 half + j, in chunks 2 half and 2 half + 1.
+template <int VB>
+struct VPair<KM_ATTN_U3, VB> {
+  uint32_t lo0, lo1, hi0, hi1, scale, zero;  // scale, zero: fp16x2 (lo's, hi's)
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int half) {
+    lo0 = half ? u3_chunk(l.w, 2) : u3_chunk(l.w, 0);
+    lo1 = half ? u3_chunk(l.w, 3) : u3_chunk(l.w, 1);
+    hi0 = half ? u3_chunk(h.w, 2) : u3_chunk(h.w, 0);
+    hi1 = half ? u3_chunk(h.w, 3) : u3_chunk(h.w, 1);
+    scale = __byte_perm(l.w[3], h.w[3], 0x5410);
+    zero = __byte_perm(l.w[3], h.w[3], 0x7632);
+  }
+  __device__ __forceinline__ uint32_t frag(int j) const {
+    return j < 8 ? u3_pair(lo0, 3 * j, hi0, 3 * j, scale, zero) : u3_pair(lo1, 3 * (j - 8), hi1, 3 * (j - 8), scale, zero);
+  }
+};
+
+__device__ __forceinline__ float bf16_to_f32(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+template <int BYTES>
+__device__ __forceinline__ void cp_async(uint32_t dst, const void *src) {
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(BYTES));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// Byte offset of lane `lane`'s piece of chunk `chunk` in a slot (see Tile).
+__device__ __forceinline__ int chunk_off(int chunk, int lane) { return (chunk * 32 + (lane ^ (chunk & 7))) * 16; }
+
+// A thread's row of BYTES from its chunks starting at `chunk` of a slot (see Tile).
+template <int BYTES>
+__device__ __forceinline__ void smem_row(Row<BYTES> &r, const char *slot, int chunk, int lane) {
+  if constexpr (BYTES % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < BYTES / 16; ++k) {
+      const uint4 x = *reinterpret_cast<const uint4 *>(slot + chunk_off(chunk + k, lane));
+      r.w[4 * k] = x.x;
+      r.w[4 * k + 1] = x.y;
+      r.w[4 * k + 2] = x.z;
+      r.w[4 * k + 3] = x.w;
+    }
+  } else {
+    const uint2 x = *reinterpret_cast<const uint2 *>(slot + chunk_off(chunk, lane));
+    r.w[0] = x.x;
+    r.w[1] = x.y;
+  }
+}
+
+// cp.async of one 16-token tile of a head's K and V rows (RB = D x element bytes each, `stride` bytes apart)
+// into a slot, coalesced: each copy instruction takes whole rows (32 lanes x 16 bytes; V rows under 16
+// bytes per consumer in pieces of VBYTES), and every piece lands in the chunk of the lane whose fragment
+// needs it (see Tile). So the warp's copies fetch every 32-byte sector once, and a lane reads back bytes
+// other lanes copied: the warp synchronises between the wait and the reads.
+template <typename T>
+__device__ __forceinline__ void issue_tile(uint32_t slot, int lane, const char *k0, const char *v0, size_t stride) {
+  constexpr int RB = T::RB;
+  {
+    constexpr int LPR = RB / 16, RPS = 32 / LPR;  // lanes per row, rows per step
+    const int o = (lane % LPR) * 16, c = o / T::KBYTES, q = (o % T::KBYTES) / 16;
+#pragma unroll
+    for (int st = 0; st < KM_ATTN_TILE / RPS; ++st) {
+      const int r = st * RPS + lane / LPR;
+      const int dst_lane = (r & 7) * 4 + c, chunk = (r >> 3) * T::KCH + q;
+      cp_async<16>(slot + chunk_off(chunk, dst_lane), k0 + (size_t)r * stride + o);
+    }
+  }
+  {
+    constexpr int P = T::VBYTES < 16 ? T::VBYTES : 16;
+    constexpr int LPR = RB / P, RPS = 32 / LPR;
+    const int o = (lane % LPR) * P, g = o / T::VBYTES, q = (o % T::VBYTES) / 16;
+#pragma unroll
+    for (int st = 0; st < KM_ATTN_TILE / RPS; ++st) {
+      const int r = st * RPS + lane / LPR;
+      const int dst_lane = g * 4 + ((r & 7) >> 1), w = (r & 1) + 2 * (r >> 3);
+      const int chunk = 2 * T::KCH + w * T::VCH + q;
+      cp_async<P>(slot + chunk_off(chunk, dst_lane), v0 + (size_t)r * stride + o);
+    }
+  }
+}
+
+// What both tile sources need of the work item: where its tiles are (the chunk's tile list, 32 at a time
+// in lanes: lane j holds (tile index, pool row of its token 0) of tile base + j), and where its K/V rows are.
+struct Item {
+  const Params *p;
+  const int32_t *table, *sel;
+  size_t row_stride;  // bytes between tokens of one head
+  int lane, g, c, kvh, tb, te;
+  int list_tile;
+  long long list_row;
+
+  __device__ __forceinline__ void load_list(int base) {
+    const int i = base + lane;
+    if (i < te) {
+      list_tile = sel ? __ldg(sel + i) : i;
+      const int tok = list_tile * KM_ATTN_TILE;
+      list_row = (long long)__ldg(table + tok / p->block_size) * p->block_size + tok % p->block_size;
+    }
+  }
+  // Tile i's pool row of token 0 (and its tile index); warp-uniform i, tiles asked for in order.
+  __device__ __forceinline__ long long tile_row(int i, int &tile) {
+    if (((i - tb) & 31) == 0) load_list(i);  // tiles asked for earlier hold their rows: the old list is done with
+    const int src = (i - tb) & 31;
+    tile = __shfl_sync(0xffffffffu, list_tile, src);
+    const int lo = __shfl_sync(0xffffffffu, (int)(list_row & 0xffffffff), src);
+    const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), src);
+    return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
+  }
+  // Offset of the head's row `row` in the K or V pool.
+  __device__ __forceinline__ size_t head_row(long long row, int row_bytes) const {
+    return ((size_t)row * p->kv_heads + kvh) * row_bytes;
+  }
+};
+
+// Tile source 1 (KM_ATTN_PIPE_REGISTERS): K and V straight from global memory into each thread's fragment
+// registers, PF tiles in flight: slot u holds tile i0 + u while the loop works through the ring, and is
+// refilled with tile i0 + u + PF as soon as its K (then its V) has been consumed. Per-token scales travel
+// with their tile's K.
+template <typename T>
+struct RegSource {
+  static constexpr int N = T::PF;
+  Row<T::KBYTES> kr[N][2];
+  Row<T::VBYTES> vr[N][4];
+  long long row[N];
+  int tile[N];
+  float ksc[N][2][2], vsc[N][2][2];
+
+  __device__ __forceinline__ void load_k(Item &it, int u) {
+    const char *base = it.p->k + it.head_row(row[u], T::RB) + it.c * T::KBYTES;
+    load_row(kr[u][0], base + (size_t)it.g * it.row_stride);
+    load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
+    if constexpr (T::FP8) {
+      if (it.p->per_token) {
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const size_t si = ((size_t)row[u] + 8 * t + 2 * it.c + e) * it.p->kv_heads + it.kvh;
+            ksc[u][t][e] = __ldg(it.p->k_scale + si);
+            vsc[u][t][e] = __ldg(it.p->v_scale + si) * T::VSF;
+          }
+      }
+    }
+  }
+  __device__ __forceinline__ void load_v(Item &it, int u) {
+    const char *base = it.p->v + it.head_row(row[u], T::RB) + (T::U3 ? (it.g >> 1) * T::VBYTES : it.g * T::VBYTES);
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+      load_row(vr[u][w], base + (size_t)(2 * it.c + (w & 1) + 8 * (w >> 1)) * it.row_stride);
+  }
+  __device__ __forceinline__ void start(Item &it) {
+#pragma unroll
+    for (int u = 0; u < N; ++u)
+      if (it.tb + u < it.te) {
+        row[u] = it.tile_row(it.tb + u, tile[u]);
+        load_k(it, u);
+        load_v(it, u);
+      }
+  }
+  __device__ __forceinline__ void arrive(Item &, int, int) {}
+  __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
+  __device__ __forceinline__ void k_row(Item &, int u, int t, Row<T::KBYTES> &r) const { r = kr[u][t]; }
+  __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        k[t][e] = ksc[u][t][e];
+        v[t][e] = vsc[u][t][e];
+      }
+  }
+  // K of tile i is consumed: the slot's next tile's K is in flight during the softmax
+  __device__ __forceinline__ void after_s(Item &it, int i, int u) {
+    if (i + N < it.te) {
+      row[u] = it.tile_row(i + N, tile[u]);
+      load_k(it, u);
+    }
+  }
+  __device__ __forceinline__ void v_rows(Item &, int u, Row<T::VBYTES> (&v)[4]) const {
+#pragma unroll
+    for (int w = 0; w < 4; ++w) v[w] = vr[u][w];
+  }
+  __device__ __forceinline__ void after_pv(Item &it, int i, int u) {
+    if (i + N < it.te) load_v(it, u);
+  }
+  __device__ __forceinline__ void finish() {}
+};
+
+// Tile source 2 (KM_ATTN_PIPE_SMEM_RING): the warp copies each tile with coalesced cp.async into its ring
+// of NS slots in shared memory (issue_tile), NS - 1 tiles ahead of the one it computes on; slot u holds
+// tile tb + u (mod NS), and tile i + NS - 1 goes into the slot tile i - 1 left.
+template <typename T>
+struct RingSource {
+  static_assert(!T::U3, "3-bit tiles come through registers only");
+  static constexpr int N = T::NS;
+  char *ring;
+  uint32_t ring_s;
+  int tile[N];
+
+  __device__ __forceinline__ void issue(Item &it, int i, int u) {
+    const long long row0 = it.tile_row(i, tile[u]);
+    const uint32_t slot = ring_s + u * T::SLOT_BYTES;
+    const size_t first = it.head_row(row0, T::RB);
+    issue_tile<T>(slot, it.lane, it.p->k + first, it.p->v + first, it.row_stride);
+    if constexpr (T::SCH) {
+      if (it.p->per_token) {  // lane l: K scale (l < 16) or V scale of token l % 16, 4 bytes each, at l * 4
+        const float *src = (it.lane < 16 ? it.p->k_scale : it.p->v_scale) +
+                           ((size_t)row0 + (it.lane & 15)) * it.p->kv_heads + it.kvh;
+        cp_async<4>(slot + (2 * T::KCH + 4 * T::VCH) * 512 + it.lane * 4, src);
+      }
+    }
+  }
+  __device__ __forceinline__ void start(Item &it) {
+#pragma unroll
+    for (int u = 0; u < N - 1; ++u) {
+      if (it.tb + u < it.te) issue(it, it.tb + u, u);
+      cp_async_commit();
+    }
+  }
+  __device__ __forceinline__ void arrive(Item &it, int i, int u) {
+    __syncwarp();  // the slot of tile i - 1 is free once every lane has read it
+    if (i + N - 1 < it.te) issue(it, i + N - 1, (u + N - 1) % N);
+    cp_async_commit();
+    cp_async_wait<N - 1>();  // this lane's copies of tile i are complete
+    __syncwarp();            // and every lane's: the slot is the warp's
+  }
+  __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
+  __device__ __forceinline__ void k_row(Item &it, int u, int t, Row<T::KBYTES> &r) const {
+    smem_row(r, ring + u * T::SLOT_BYTES, t * T::KCH, it.lane);
+  }
+  __device__ __forceinline__ void scales(Item &it, int u, float (&k)[2][2], float (&v)[2][2]) const {
+    const float *sc = reinterpret_cast<const float *>(ring + u * T::SLOT_BYTES + (2 * T::KCH + 4 * T::VCH) * 512);
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const float2 kk = *reinterpret_cast<const float2 *>(sc + 8 * t + 2 * it.c);
+      const float2 vv = *reinterpret_cast<const float2 *>(sc + 16 + 8 * t + 2 * it.c);
+      k[t][0] = kk.x;
+      k[t][1] = kk.y;
+      v[t][0] = vv.x * T::VSF;
+      v[t][1] = vv.y * T::VSF;
+    }
+  }
+  __device__ __forceinline__ void after_s(Item &, int, int) {}
+  __device__ __forceinline__ void v_rows(Item &it, int u, Row<T::VBYTES> (&v)[4]) const {
+#pragma unroll
+    for (int w = 0; w < 4; ++w) smem_row(v[w], ring + u * T::SLOT_BYTES, 2 * T::KCH + w * T::VCH, it.lane);
+  }
+  __device__ __forceinline__ void after_pv(Item &, int, int) {}
+  __device__ __forceinline__ void finish() { cp_async_wait<0>(); }  // no copy outlives the kernel
+};
+
+template <int D, int KV, int MT_, int PIPE>
+__global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
+  using T = Tile<D, KV, MT_>;
+  constexpr int MT = T::M;
+  extern __shared__ __align__(16) char smem[];
+  const int lane = threadIdx.x & 31;
+  const int item = blockIdx.x * WARPS + (threadIdx.x >> 5);
+  if (item >= p.items) return;
+  const int g = lane >> 2, c = lane & 3;
+  const int chunk = item / p.kv_heads, kvh = item % p.kv_heads;
+  const int seq = __ldg(p.chunk_seq + chunk);
+  const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
+  const int ctx = __ldg(p.ctx_lens + seq);
+  const int q_first = ctx - p.q_len;  // position of query token 0
+
+  // ---- Q fragments (rows r = g + 8h + 16mt; row r is query token r / group, head kvh * group + r % group)
+  uint32_t qa[MT][T::KSTEPS][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int s = 0; s < T::KSTEPS; ++s) qa[mt][s][1] = qa[mt][s][3] = 0u;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < T::HALVES; ++h) {
+      const int r = g + 8 * h + 16 * mt;
+      const bool real = r < p.rows;
+      const int qi = real ? r / p.group : 0, head = kvh * p.group + (real ? r % p.group : 0);
+      const uint16_t *qrow = p.q + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + c * (D / 4);
+#pragma unroll
+      for (int s = 0; s < T::KSTEPS; ++s) {
+        uint2 x = make_uint2(0, 0);
+        if (real) x = __ldg(reinterpret_cast<const uint2 *>(qrow + 4 * s));
+        if constexpr (T::F16) {
+          x.x = pack_f32x2(bf16_to_f32(x.x & 0xFFFF), bf16_to_f32(x.x >> 16), true);
+          x.y = pack_f32x2(bf16_to_f32(x.y & 0xFFFF), bf16_to_f32(x.y >> 16), true);
+        }
+        qa[mt][s][h] = x.x;      // k 2c, 2c+1
+        qa[mt][s][2 + h] = x.y;  // k 2c+8, 2c+9
+      }
+    }
+  int qpos[MT][2];  // position of each of the thread's rows' query token
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = g + 8 * h + 16 * mt;
+      qpos[mt][h] = q_first + (r < p.rows ? r / p.group : p.q_len - 1);
+    }
+
+  float o[MT][T::NT][4];
+  float m[MT][2], l[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int j = 0; j < T::NT; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+    m[mt][0] = m[mt][1] = -INFINITY;
+    l[mt][0] = l[mt][1] = 0.f;
+  }
+  float kscl = 1.f, vscl = 1.f;
+  if (!p.per_token && p.k_scale) {
+    kscl = __ldg(p.k_scale);
+    vscl = __ldg(p.v_scale);
+  }
+  if (p.per_token) vscl = 1.f / T::VSF;
+  const float s_log2 = p.scale_log2 * kscl;
+
+  Item it{&p, p.table + (size_t)seq * p.mbps,
+          p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr,
+          (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0};
+  using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T>>::type;
+  Source src;
+  if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
+    src.ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
+    src.ring_s = smem_addr(src.ring);
+  }
+  constexpr int N = Source::N;
+  src.start(it);
+  for (int i0 = tb; i0 < te; i0 += N) {
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+      const int i = i0 + u;
+      if (i >= te) break;
+      src.arrive(it, i, u);
+      const int tok0 = src.tile_of(u) * KM_ATTN_TILE;
+      // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
+      float s[MT][2][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int t = 0; t < 2; ++t) s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0.f;
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+        Row<T::KBYTES> kr;
+        src.k_row(it, u, t, kr);
+#pragma unroll
+        for (int ks = 0; ks < T::KSTEPS; ++ks) {
+          uint32_t b0, b1;
+          k_frag<D, KV>(kr.w, ks, b0, b1);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][t], qa[mt][ks], b0, b1);
+        }
+      }
+      // per-token scales of this thread's four tokens (2c + e + 8t)
+      float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
+      if constexpr (T::FP8) {
+        if (p.per_token) src.scales(it, u, ksc, vsc);
+      }
+      src.after_s(it, i, u);
+      // ---- mask (only tiles that reach past a query's position or before a window), online softmax
+      const bool edge = tok0 + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0 <= ctx - 1 - p.window);
+      uint32_t pa[MT][4];
+      if constexpr (T::HALVES == 1) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) pa[mt][1] = pa[mt][3] = 0u;
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < T::HALVES; ++h) {
+          float x[2][2];
+          float mx = -INFINITY;
+#pragma unroll
+          for (int t = 0; t < 2; ++t)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float v = s[mt][t][2 * h + e] * s_log2 * ksc[t][e];
+              if (edge) {
+                const int pos = tok0 + 8 * t + 2 * c + e;
+                if (pos > qpos[mt][h] || (p.window > 0 && pos <= qpos[mt][h] - p.window)) v = -INFINITY;
+              }
+              x[t][e] = v;
+              mx = fmaxf(mx, v);
+            }
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+          const float m_new = fmaxf(m[mt][h], mx);
+          const float m_use = m_new == -INFINITY ? 0.f : m_new;
+          const float corr = exp2f(m[mt][h] - m_use);
+          m[mt][h] = m_new;
+          float pr[2][2], sum = 0.f;
+#pragma unroll
+          for (int t = 0; t < 2; ++t)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              pr[t][e] = exp2f(x[t][e] - m_use);
+              sum += pr[t][e];
+            }
+          l[mt][h] = l[mt][h] * corr + sum;
+#pragma unroll
+          for (int j = 0; j < T::NT; ++j) {
+            o[mt][j][2 * h] *= corr;
+            o[mt][j][2 * h + 1] *= corr;
+          }
+          pa[mt][h] = pack_f32x2(pr[0][0] * vsc[0][0], pr[0][1] * vsc[0][1], T::F16);      // k 2c, 2c+1
+          pa[mt][2 + h] = pack_f32x2(pr[1][0] * vsc[1][0], pr[1][1] * vsc[1][1], T::F16);  // k 2c+8, 2c+9
+        }
+      // ---- O += P V; V rows past the context are zeroed (the pool may hold anything there)
+      Row<T::VBYTES> vr[4];
+      src.v_rows(it, u, vr);
+      if (tok0 + KM_ATTN_TILE > ctx) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+          if (tok0 + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
+      }
+      const VPair<KV, T::VBYTES> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
+#pragma unroll
+      for (int j = 0; j < T::NT; ++j) {
+        const uint32_t b0 = v01.frag(j), b1 = v23.frag(j);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
+      }
+      src.after_pv(it, i, u);
+    }
+  }
+  src.finish();
+
+  // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
+  const bool direct = __ldg(p.seq_chunks + seq) == 1;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < T::HALVES; ++h) {
+      float ls = l[mt][h];
+      ls += __shfl_xor_sync(0xffffffffu, ls, 1);
+      ls += __shfl_xor_sync(0xffffffffu, ls, 2);
+      const int r = g + 8 * h + 16 * mt;
+      if (r >= p.rows) continue;
+      const float inv = ls > 0.f ? 1.f / ls : 0.f;
+      const int qi = r / p.group, head = kvh * p.group + r % p.group;
+      if (direct) {
+        uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + c * (D / 4);
+        const float f = inv * vscl;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          uint32_t w[T::VDIMS / 2];
+#pragma unroll
+          for (int j = 0; j < T::VDIMS; j += 2)
+            w[j / 2] = pack_f32x2(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, false);
+          uint16_t *dst = orow + e * T::VDIMS;
+          if constexpr (T::VDIMS % 8 == 0) {
+#pragma unroll
+            for (int k = 0; k < T::VDIMS / 8; ++k)
+              reinterpret_cast<uint4 *>(dst)[k] = make_uint4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
+          }
+        }
+      } else {
+        // partial slot: the item (chunk * kv_heads + kvh), rows of the group
+        float *po = p.part_o + ((size_t)item * p.rows + r) * D + c * (D / 4);
+        const float f = inv * vscl;
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+#pragma unroll
+          for (int j = 0; j < T::VDIMS; j += 4)
+            *reinterpret_cast<float4 *>(po + e * T::VDIMS + j) =
+                make_float4(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, o[mt][j + 2][2 * h + e] * f,
+                            o[mt][j + 3][2 * h + e] * f);
+        if (c == 0) p.part_lse[(size_t)item * p.rows + r] = ls > 0.f ? m[mt][h] + log2f(ls) : -INFINITY;
+      }
+    }
+}
+
+// A decode kernel and the dynamic shared memory (its slot ring) it launches with.
+struct Kern {
+  const void *fn;
+  int smem;
+};
+
+template <int D, int KV, int MT, int PIPE>
+Kern kernel_pipe() {
+  using T = Tile<D, KV, MT>;
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE>);
+  if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
+  // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
+  static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
+  (void)set;
+  return Kern{fn, T::SMEM};
+}
+
+template <int D, int KV, int MT>
+Kern kernel_ptr(km_attn_pipe pipe) {
+  return pipe == KM_ATTN_PIPE_SMEM_RING ? kernel_pipe<D, KV, MT, KM_ATTN_PIPE_SMEM_RING>()
+                                        : kernel_pipe<D, KV, MT, KM_ATTN_PIPE_REGISTERS>();
+}
+
+template <int D, int KV>
+Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
+  if constexpr (D == 256)
+    return mt == 0 ? kernel_ptr<D, KV, 0>(pipe) : mt == 1 ? kernel_ptr<D, KV, 1>(pipe) : Kern{nullptr, 0};
+  else
+    return mt == 0   ? kernel_ptr<D, KV, 0>(pipe)
+           : mt == 1 ? kernel_ptr<D, KV, 1>(pipe)
+           : mt == 2 ? kernel_ptr<D, KV, 2>(pipe)
+                     : Kern{nullptr, 0};
+}
+
+// Each format's launch descriptors (attn_decode_<format>.cu); {nullptr, 0} where it has none.
+Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe);
+Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe);
+Kern kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe);
+Kern kernels_u3(int head_dim, int mt, km_attn_pipe pipe);
+
+}  // namespace km_attn_detail
+
+#endif
