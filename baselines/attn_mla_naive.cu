@@ -6,6 +6,7 @@
 #include <cuda_fp8.h>
 #include <math.h>
 
+#include "bf16_bits.cuh"
 #include "attn_mla_naive.h"
 
 namespace {
@@ -13,14 +14,7 @@ namespace {
 constexpr int D = KM_MLA_DIM, DV = KM_MLA_VDIM, WARPS = 4;
 constexpr int QPER = D / 32, VPER = DV / 32;
 
-__device__ __forceinline__ float bf16f(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
 
-__device__ __forceinline__ uint16_t f2bf16(float f) {
-  uint32_t u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (uint16_t)(u >> 16);
-}
 
 __device__ __forceinline__ float elem(const void *base, size_t i, bool fp8) {
   if (!fp8) return bf16f(static_cast<const uint16_t *>(base)[i]);

@@ -7,18 +7,12 @@
 #include <cuda_fp8.h>
 #include <math.h>
 
+#include "bf16_bits.cuh"
 #include "attn_baselines.h"
 
 namespace {
 
-__device__ __forceinline__ float bf16f(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
 
-__device__ __forceinline__ uint16_t f2bf16(float f) {
-  uint32_t u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (uint16_t)(u >> 16);
-}
 
 // Element dim of head row hr (token row x KV heads + KV head) of a cache.
 __device__ __forceinline__ float elem(const void *cache, size_t hr, int dim, int kv, int D) {

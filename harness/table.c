@@ -234,6 +234,14 @@ static void print_csv(const km_table *t, FILE *out) {
   }
 }
 
+int km_json_print_delete(cJSON *doc, FILE *out) {
+  char *s = cJSON_Print(doc);
+  if (s) fprintf(out, "%s\n", s);
+  free(s);
+  cJSON_Delete(doc);
+  return s ? 0 : -1;
+}
+
 cJSON *km_table_rows_json(const km_table *t) {
   cJSON *rows = cJSON_CreateArray();
   for (size_t r = 0; rows && r < t->nrows; r++) {

@@ -75,5 +75,7 @@ void km_table_print_text(const km_table *t, size_t width, FILE *out);
 void km_table_cell_text(const km_table *t, size_t row, size_t col, int grouped, char *buf, size_t len);
 /* Rows as a JSON array of objects keyed by column key (numbers as numbers). */
 cJSON *km_table_rows_json(const km_table *t);
+/* Print doc (indented, one trailing newline) and delete it. 0, or -1 when it could not be printed. */
+int km_json_print_delete(cJSON *doc, FILE *out);
 
 #endif

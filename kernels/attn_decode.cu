@@ -228,67 +228,38 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   p->max_blocks_per_seq = max_blocks_per_seq;
   p->chunk_tiles = chunk_tiles;
   p->sparse_pages = sparse_pages;
-  long long chunks = 0;
-  for (int b = 0; b < batch; ++b) {
-    const int n = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
-    chunks += (n + chunk_tiles - 1) / chunk_tiles;
-  }
-  if (chunks * s->num_kv_heads > (1LL << 31) / 2) {
-    snprintf(err, errlen, "too many work items (%lld chunks)", chunks);
-    return -1;
-  }
-  p->num_chunks = (int)chunks;
-  p->chunk_seq = (int32_t *)malloc(chunks * sizeof(int32_t));
-  p->chunk_begin = (int32_t *)malloc(chunks * sizeof(int32_t));
-  p->chunk_end = (int32_t *)malloc(chunks * sizeof(int32_t));
-  p->seq_chunk0 = (int32_t *)malloc(batch * sizeof(int32_t));
-  p->seq_chunks = (int32_t *)malloc(batch * sizeof(int32_t));
-  if (!p->chunk_seq || !p->chunk_begin || !p->chunk_end || !p->seq_chunk0 || !p->seq_chunks) {
-    km_attn_plan_free(p);
+  int32_t *first = (int32_t *)malloc((size_t)batch * sizeof(int32_t)), *tiles = (int32_t *)malloc((size_t)batch * sizeof(int32_t));
+  if (!first || !tiles) {
+    free(first), free(tiles);
     snprintf(err, errlen, "no host memory for the plan");
     return -1;
   }
-  int k = 0;
   for (int b = 0; b < batch; ++b) {
-    const int first = sparse_pages > 0 ? 0 : first_tile_of(s, context_lens[b]);
-    const int n = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
-    const int nc = (n + chunk_tiles - 1) / chunk_tiles;
-    p->seq_chunk0[b] = k;
-    p->seq_chunks[b] = nc;
-    if (nc > 1) p->split = 1;
-    for (int j = 0; j < nc; ++j, ++k) {  // chunk j: tiles [n*j/nc, n*(j+1)/nc), sizes differ by at most 1
-      p->chunk_seq[k] = b;
-      p->chunk_begin[k] = first + (int)((long long)n * j / nc);
-      p->chunk_end[k] = first + (int)((long long)n * (j + 1) / nc);
-    }
+    first[b] = sparse_pages > 0 ? 0 : first_tile_of(s, context_lens[b]);
+    tiles[b] = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
   }
+  const long long chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
+  int rc = 0;
+  if (chunks * s->num_kv_heads > (1LL << 31) / 2) {
+    snprintf(err, errlen, "too many work items (%lld chunks)", chunks);
+    rc = -1;
+  } else if (km_split_chunks_make(&p->ch, batch, first, tiles, chunk_tiles) != 0) {
+    snprintf(err, errlen, "no host memory for the plan");
+    rc = -1;
+  }
+  free(first), free(tiles);
+  if (rc) return rc;
+  p->num_chunks = p->ch.num_chunks;
+  p->split = p->ch.split;
   return 0;
 }
 
 extern "C" cudaError_t km_attn_plan_upload(km_attn_plan *p, cudaStream_t stream) {
-  const size_t nc = (size_t)p->num_chunks, nb = (size_t)p->batch;
-  p->d_bytes = (3 * nc + 2 * nb) * sizeof(int32_t);
-  cudaError_t e = cudaMalloc(&p->d_arrays, p->d_bytes);
-  if (e != cudaSuccess) {
-    p->d_arrays = NULL;
-    return e;
-  }
-  const int32_t *src[5] = {p->chunk_seq, p->chunk_begin, p->chunk_end, p->seq_chunk0, p->seq_chunks};
-  const size_t len[5] = {nc, nc, nc, nb, nb};
-  size_t off = 0;
-  for (int i = 0; i < 5 && e == cudaSuccess; off += len[i], ++i)
-    e = cudaMemcpyAsync(p->d_arrays + off, src[i], len[i] * sizeof(int32_t), cudaMemcpyHostToDevice, stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  return e;
+  return km_split_chunks_upload(&p->ch, stream);
 }
 
 extern "C" void km_attn_plan_free(km_attn_plan *p) {
-  free(p->chunk_seq);
-  free(p->chunk_begin);
-  free(p->chunk_end);
-  free(p->seq_chunk0);
-  free(p->seq_chunks);
-  if (p->d_arrays) cudaFree(p->d_arrays);
+  km_split_chunks_free(&p->ch);
   memset(p, 0, sizeof *p);
 }
 
@@ -300,7 +271,7 @@ extern "C" size_t km_attn_workspace_bytes(const km_attn_plan *p) {
 
 extern "C" double km_attn_kv_bytes_read(const km_attn_plan *p) {
   double tiles = 0;
-  for (int k = 0; k < p->num_chunks; ++k) tiles += p->chunk_end[k] - p->chunk_begin[k];
+  for (int k = 0; k < p->num_chunks; ++k) tiles += p->ch.chunk_end[k] - p->ch.chunk_begin[k];
   return 2.0 * tiles * KM_ATTN_TILE * (double)row_bytes(&p->shape);
 }
 
@@ -308,14 +279,14 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
   if (!p->split) return 0;
   double slots = 0;
   for (int b = 0; b < p->batch; ++b)
-    if (p->seq_chunks[b] > 1) slots += (double)p->seq_chunks[b] * p->shape.num_kv_heads * rows_of(&p->shape);
+    if (p->ch.seq_chunks[b] > 1) slots += (double)p->ch.seq_chunks[b] * p->shape.num_kv_heads * rows_of(&p->shape);
   return slots * (p->shape.head_dim + 1) * sizeof(float);
 }
 
 extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args *a, cudaStream_t stream) {
   const km_attn_shape *s = &pl->shape;
   const Kern k = decode_for(s);
-  if (!k.fn || !pl->d_arrays) return cudaErrorInvalidValue;
+  if (!k.fn || !pl->ch.d_arrays) return cudaErrorInvalidValue;
   const bool fp8 = s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2;
   if (fp8 && (!a->k_scale || !a->v_scale)) return cudaErrorInvalidValue;
   if (pl->sparse_pages > 0 && !a->selected) return cudaErrorInvalidValue;
@@ -330,12 +301,12 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.table = a->block_table;
   p.ctx_lens = a->context_lens;
   p.sel = pl->sparse_pages > 0 ? a->selected : nullptr;
-  const size_t nc = (size_t)pl->num_chunks;
-  p.chunk_seq = pl->d_arrays;
-  p.chunk_begin = pl->d_arrays + nc;
-  p.chunk_end = pl->d_arrays + 2 * nc;
-  p.seq_chunk0 = pl->d_arrays + 3 * nc;
-  p.seq_chunks = pl->d_arrays + 3 * nc + pl->batch;
+  const km_split_chunks_dev dc = km_split_chunks_device(&pl->ch);
+  p.chunk_seq = dc.chunk_seq;
+  p.chunk_begin = dc.chunk_begin;
+  p.chunk_end = dc.chunk_end;
+  p.seq_chunk0 = dc.seq_chunk0;
+  p.seq_chunks = dc.seq_chunks;
   p.out = a->out;
   p.heads = s->num_heads;
   p.kv_heads = s->num_kv_heads;

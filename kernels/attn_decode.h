@@ -29,6 +29,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "split_chunks.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -83,13 +85,8 @@ typedef struct km_attn_plan {
   int num_chunks;    /* over all sequences (each chunk covers all KV heads: items = num_chunks * kv_heads) */
   int split;         /* 1 if any sequence has more than one chunk (the combine pass runs) */
   int sparse_pages;  /* > 0: Quest, this many selected pages per (sequence, KV head) */
-  /* host arrays, malloc'ed: per chunk its sequence, first and last+1 tile (index into the tile list);
-   * per sequence its first chunk and chunk count */
-  int32_t *chunk_seq, *chunk_begin, *chunk_end;
-  int32_t *seq_chunk0, *seq_chunks;
-  /* device copies (km_attn_plan_upload): one int32 array [5 sections] */
-  int32_t *d_arrays;
-  size_t d_bytes;
+  /* the chunks (tile ranges index the tile list) and their device copy (km_attn_plan_upload) */
+  km_split_chunks ch;
 } km_attn_plan;
 
 /* Plan one step. context_lens on the host. chunk_tiles 0: chosen so that the chunks fill the device

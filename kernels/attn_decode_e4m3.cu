@@ -1,16 +1,7 @@
-// The decode kernels of fp8 e4m3 KV (attn_decode_kernel.cuh): one translation unit per format, so that
-// their instantiations compile in parallel.
+// The decode kernels of fp8 e4m3 KV (attn_decode_kernel.cuh), in a translation unit of their own so that
+// the formats compile in parallel.
 #include "attn_decode_kernel.cuh"
 
-namespace km_attn_detail {
-
-Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe) {
-  switch (head_dim) {
-    case 64: return kernel_for_mt<64, KM_ATTN_FP8_E4M3>(mt, pipe);
-    case 128: return kernel_for_mt<128, KM_ATTN_FP8_E4M3>(mt, pipe);
-    case 256: return kernel_for_mt<256, KM_ATTN_FP8_E4M3>(mt, pipe);
-    default: return Kern{nullptr, 0};
-  }
+km_attn_detail::Kern km_attn_detail::kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe) {
+  return kernel_for_dims<KM_ATTN_FP8_E4M3>(head_dim, mt, pipe);
 }
-
-}  // namespace km_attn_detail

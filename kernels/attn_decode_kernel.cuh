@@ -734,6 +734,17 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
                      : Kern{nullptr, 0};
 }
 
+// A format's kernels at head_dim 64, 128 and 256.
+template <int KV>
+Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
+  switch (head_dim) {
+    case 64: return kernel_for_mt<64, KV>(mt, pipe);
+    case 128: return kernel_for_mt<128, KV>(mt, pipe);
+    case 256: return kernel_for_mt<256, KV>(mt, pipe);
+    default: return Kern{nullptr, 0};
+  }
+}
+
 // Each format's launch descriptors (attn_decode_<format>.cu); {nullptr, 0} where it has none.
 Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe);
 Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe);

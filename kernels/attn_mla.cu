@@ -537,67 +537,39 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
     }
   }
   if (chunk_tiles <= 0) chunk_tiles = pick_chunk_tiles(s, cfg, batch, context_lens);
-  long long chunks = 0;
-  for (int b = 0; b < batch; ++b) chunks += (tiles_of(context_lens[b]) + chunk_tiles - 1) / chunk_tiles;
-  if (chunks * (s->num_heads / cfg->rows) > (1LL << 31) - 1) {
-    snprintf(err, errlen, "too many CTAs (%lld chunks)", chunks);
+  int32_t *tiles = (int32_t *)malloc((size_t)batch * sizeof(int32_t));
+  if (!tiles) {
+    snprintf(err, errlen, "no host memory for the plan");
     return -1;
   }
+  for (int b = 0; b < batch; ++b) tiles[b] = tiles_of(context_lens[b]);
+  const long long chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
+  int rc = 0;
+  if (chunks * (s->num_heads / cfg->rows) > (1LL << 31) - 1) {
+    snprintf(err, errlen, "too many CTAs (%lld chunks)", chunks);
+    rc = -1;
+  } else if (km_split_chunks_make(&p->ch, batch, NULL, tiles, chunk_tiles) != 0) {
+    snprintf(err, errlen, "no host memory for the plan");
+    rc = -1;
+  }
+  free(tiles);
+  if (rc) return rc;
   p->shape = *s;
   p->cfg = *cfg;
   p->batch = batch;
   p->max_blocks_per_seq = max_blocks_per_seq;
   p->chunk_tiles = chunk_tiles;
-  p->num_chunks = (int)chunks;
-  p->chunk_seq = (int32_t *)malloc(chunks * sizeof(int32_t));
-  p->chunk_begin = (int32_t *)malloc(chunks * sizeof(int32_t));
-  p->chunk_end = (int32_t *)malloc(chunks * sizeof(int32_t));
-  p->seq_chunk0 = (int32_t *)malloc(batch * sizeof(int32_t));
-  p->seq_chunks = (int32_t *)malloc(batch * sizeof(int32_t));
-  if (!p->chunk_seq || !p->chunk_begin || !p->chunk_end || !p->seq_chunk0 || !p->seq_chunks) {
-    km_mla_plan_free(p);
-    snprintf(err, errlen, "no host memory for the plan");
-    return -1;
-  }
-  int k = 0;
-  for (int b = 0; b < batch; ++b) {
-    const int n = tiles_of(context_lens[b]), nc = (n + chunk_tiles - 1) / chunk_tiles;
-    p->seq_chunk0[b] = k;
-    p->seq_chunks[b] = nc;
-    if (nc > 1) p->split = 1;
-    for (int j = 0; j < nc; ++j, ++k) {  // chunk j: tiles [n j / nc, n (j + 1) / nc), sizes differ by <= 1
-      p->chunk_seq[k] = b;
-      p->chunk_begin[k] = (int)((long long)n * j / nc);
-      p->chunk_end[k] = (int)((long long)n * (j + 1) / nc);
-    }
-  }
+  p->num_chunks = p->ch.num_chunks;
+  p->split = p->ch.split;
   return 0;
 }
 
 extern "C" cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream) {
-  const size_t nc = (size_t)p->num_chunks, nb = (size_t)p->batch;
-  p->d_bytes = (3 * nc + 2 * nb) * sizeof(int32_t);
-  cudaError_t e = cudaMalloc(&p->d_arrays, p->d_bytes);
-  if (e != cudaSuccess) {
-    p->d_arrays = NULL;
-    return e;
-  }
-  const int32_t *src[5] = {p->chunk_seq, p->chunk_begin, p->chunk_end, p->seq_chunk0, p->seq_chunks};
-  const size_t len[5] = {nc, nc, nc, nb, nb};
-  size_t off = 0;
-  for (int i = 0; i < 5 && e == cudaSuccess; off += len[i], ++i)
-    e = cudaMemcpyAsync(p->d_arrays + off, src[i], len[i] * sizeof(int32_t), cudaMemcpyHostToDevice, stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  return e;
+  return km_split_chunks_upload(&p->ch, stream);
 }
 
 extern "C" void km_mla_plan_free(km_mla_plan *p) {
-  free(p->chunk_seq);
-  free(p->chunk_begin);
-  free(p->chunk_end);
-  free(p->seq_chunk0);
-  free(p->seq_chunks);
-  if (p->d_arrays) cudaFree(p->d_arrays);
+  km_split_chunks_free(&p->ch);
   memset(p, 0, sizeof *p);
 }
 
@@ -616,7 +588,7 @@ extern "C" double km_mla_partial_bytes(const km_mla_plan *p) {
   if (!p->split) return 0;
   double slots = 0;
   for (int b = 0; b < p->batch; ++b)
-    if (p->seq_chunks[b] > 1) slots += (double)p->seq_chunks[b] * p->shape.num_heads;
+    if (p->ch.seq_chunks[b] > 1) slots += (double)p->ch.seq_chunks[b] * p->shape.num_heads;
   return slots * (DV + 1) * sizeof(float);
 }
 
@@ -629,7 +601,7 @@ extern "C" double km_mla_flops(const km_mla_shape *s, int batch, const int32_t *
 extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a, cudaStream_t stream) {
   const km_mla_shape *s = &pl->shape;
   const void *k = kernel_for(pl->cfg.rows, s->kv);
-  if (!k || !pl->d_arrays || pl->cfg.smem_bytes < km_mla_smem_bytes(s->kv, pl->cfg.rows, pl->cfg.stages))
+  if (!k || !pl->ch.d_arrays || pl->cfg.smem_bytes < km_mla_smem_bytes(s->kv, pl->cfg.rows, pl->cfg.stages))
     return cudaErrorInvalidValue;
   if (s->kv != KM_MLA_BF16 && !a->scale) return cudaErrorInvalidValue;
   if (pl->split && !a->workspace) return cudaErrorInvalidValue;
@@ -641,11 +613,12 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   p.table = a->block_table;
   p.ctx_lens = a->context_lens;
   const size_t nc = (size_t)pl->num_chunks;
-  p.chunk_seq = pl->d_arrays;
-  p.chunk_begin = pl->d_arrays + nc;
-  p.chunk_end = pl->d_arrays + 2 * nc;
-  p.seq_chunk0 = pl->d_arrays + 3 * nc;
-  p.seq_chunks = pl->d_arrays + 3 * nc + pl->batch;
+  const km_split_chunks_dev dc = km_split_chunks_device(&pl->ch);
+  p.chunk_seq = dc.chunk_seq;
+  p.chunk_begin = dc.chunk_begin;
+  p.chunk_end = dc.chunk_end;
+  p.seq_chunk0 = dc.seq_chunk0;
+  p.seq_chunks = dc.seq_chunks;
   p.out = a->out;
   p.heads = s->num_heads;
   p.groups = s->num_heads / pl->cfg.rows;

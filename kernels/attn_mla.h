@@ -45,6 +45,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "split_chunks.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -92,11 +94,7 @@ typedef struct km_mla_plan {
   int chunk_tiles; /* tiles per chunk (at most) */
   int num_chunks;  /* over all sequences; CTAs = num_chunks x num_heads / rows */
   int split;       /* 1 if any sequence has more than one chunk (the combine pass runs) */
-  /* host arrays: per chunk its sequence and tile range [begin, end); per sequence its first chunk and count */
-  int32_t *chunk_seq, *chunk_begin, *chunk_end;
-  int32_t *seq_chunk0, *seq_chunks;
-  int32_t *d_arrays; /* device copy of the five arrays (km_mla_plan_upload) */
-  size_t d_bytes;
+  km_split_chunks ch; /* the chunks and their device copy (km_mla_plan_upload) */
 } km_mla_plan;
 
 /* Plan one step for configuration cfg (km_mla_pick_config, or any with rows and ctas set). context_lens on

@@ -178,19 +178,11 @@ static void contexts(km_bench *b, const attn_params *p, attn_run *r, int ctx) {
 /* Each sequence's blocks are a random draw (without replacement) from one pool. */
 static void tables(km_bench *b, attn_run *r) {
   int64_t total = 0;
-  for (int i = 0; i < r->batch; ++i) total += (r->h_ctx[i] + r->sh.block_size - 1) / r->sh.block_size;
-  r->num_blocks = total;
-  int32_t *perm = km_bench_host_alloc(b, (size_t)total * sizeof *perm);
-  if (!perm) return;
-  if (km_paged_table_random(perm, (size_t)total, total, km_bench_seed(b)) != 0) {
-    km_bench_skip(b, "no host memory for a %lld-block table", (long long)total);
+  if (km_paged_tables_random(r->h_table, r->batch, r->mbps, r->h_ctx, r->sh.block_size, km_bench_seed(b), &total) != 0) {
+    km_bench_skip(b, "no host memory for the block tables of %d sequences", r->batch);
     return;
   }
-  int64_t k = 0;
-  for (int i = 0; i < r->batch; ++i) {
-    int n = (r->h_ctx[i] + r->sh.block_size - 1) / r->sh.block_size;
-    for (int j = 0; j < r->mbps; ++j) r->h_table[(size_t)i * r->mbps + j] = j < n ? perm[k++] : 0;
-  }
+  r->num_blocks = total;
 }
 
 /* bf16 values (keys with outlier channels), quantized to fp8 by the quant family's kernel when asked; copy j

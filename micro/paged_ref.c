@@ -60,6 +60,29 @@ static uint64_t rand_below(uint64_t *state, uint64_t bound) {
   return ((km_paged_rand(state) >> 32) * bound) >> 32;
 }
 
+int km_paged_tables_random(int32_t *tables, int batch, int mbps, const int32_t *ctx, int block_size, uint64_t seed,
+                           int64_t *num_blocks) {
+  int64_t total = 0;
+  for (int i = 0; i < batch; ++i) {
+    const int64_t n = (ctx[i] + (int64_t)block_size - 1) / block_size;
+    if (n > mbps) return -1;
+    total += n;
+  }
+  *num_blocks = total;
+  int32_t *perm = malloc((size_t)(total > 0 ? total : 1) * sizeof *perm);
+  if (!perm || km_paged_table_random(perm, (size_t)total, total, seed) != 0) {
+    free(perm);
+    return -1;
+  }
+  int64_t k = 0;
+  for (int i = 0; i < batch; ++i) {
+    const int64_t n = (ctx[i] + (int64_t)block_size - 1) / block_size;
+    for (int j = 0; j < mbps; ++j) tables[(size_t)i * mbps + j] = j < n ? perm[k++] : 0;
+  }
+  free(perm);
+  return 0;
+}
+
 int km_paged_table_random(int32_t *table, size_t n, int64_t num_blocks, uint64_t seed) {
   if (num_blocks <= 0 || num_blocks > (int64_t)INT32_MAX + 1 || (int64_t)n > num_blocks) return -1;
   int32_t *ids = malloc((size_t)num_blocks * sizeof *ids);

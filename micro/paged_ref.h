@@ -23,6 +23,13 @@ void km_paged_table_sequential(int32_t *table, size_t n);
  * Returns 0, or -1 when n > num_blocks, num_blocks > 2^31 or memory is short. */
 int km_paged_table_random(int32_t *table, size_t n, int64_t num_blocks, uint64_t seed);
 
+/* Block tables [batch][mbps] for sequences of ctx[i] tokens in blocks of block_size: each sequence's
+ * ceil(ctx / block_size) blocks are a random draw without replacement from one pool of exactly that many
+ * blocks (the rest of a row is 0). *num_blocks: the pool's size. Returns 0, or -1 as km_paged_table_random
+ * (or when a sequence needs more than mbps blocks). */
+int km_paged_tables_random(int32_t *tables, int batch, int mbps, const int32_t *ctx, int block_size, uint64_t seed,
+                           int64_t *num_blocks);
+
 /* The next value of a splitmix64 stream (shared by the table maker and the tests' random shapes). */
 uint64_t km_paged_rand(uint64_t *state);
 

@@ -163,11 +163,7 @@ static int print_json(const km_run_file *a, const km_run_file *b, const km_table
   cJSON_AddStringToObject(doc, "ratios", "B / A");
   cJSON_AddItemToObject(doc, "matched", km_table_rows_json(m));
   cJSON_AddItemToObject(doc, "only_in_one", km_table_rows_json(u));
-  char *s = cJSON_Print(doc);
-  if (s) fprintf(out, "%s\n", s);
-  free(s);
-  cJSON_Delete(doc);
-  return s ? 0 : -1;
+  return km_json_print_delete(doc, out);
 }
 
 static const char *gpu_text(const km_run_file *f, const char *key) {

@@ -130,10 +130,7 @@ static void print_json(const km_table *lat, const cJSON *bytes, FILE *out) {
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddItemToObject(doc, "latency", lat ? km_table_rows_json(lat) : cJSON_CreateArray());
   cJSON_AddItemToObject(doc, "bytes", bytes ? cJSON_Duplicate(bytes, 1) : cJSON_CreateNull());
-  char *s = cJSON_Print(doc);
-  if (s) fprintf(out, "%s\n", s);
-  free(s);
-  cJSON_Delete(doc);
+  km_json_print_delete(doc, out);
 }
 
 int km_run_tables_print(const km_run_file *f, km_format fmt, FILE *out, char *err, size_t errlen) {

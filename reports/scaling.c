@@ -269,11 +269,7 @@ static int print_json(const km_run_file *const *runs, size_t n, const km_table *
   }
   cJSON_AddNumberToObject(doc, "tolerance", KM_SCALING_TOLERANCE);
   cJSON_AddItemToObject(doc, "scaling", km_table_rows_json(t));
-  char *s = cJSON_Print(doc);
-  if (s) fprintf(out, "%s\n", s);
-  free(s);
-  cJSON_Delete(doc);
-  return s ? 0 : -1;
+  return km_json_print_delete(doc, out);
 }
 
 int km_scaling_print(const km_run_file *const *runs, size_t n, km_format f, FILE *out) {

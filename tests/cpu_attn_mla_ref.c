@@ -10,6 +10,7 @@
 #include "attn_mla_ref.h"
 #include "quant_ref.h"
 #include "sparse_ref.h"
+#include "split_chunks_check.h"
 #include "test_util.h"
 
 enum { D = KM_MLA_REF_DIM, DV = KM_MLA_REF_VDIM, H = 4 };
@@ -113,17 +114,9 @@ static void check_plan(const km_mla_shape *sh, const km_mla_config *cfg, int bat
   double tokens = 0, slots = 0;
   for (int i = 0; i < batch; ++i) {
     const int last = (ctx[i] + 63) / 64;
-    int expect = 0;
-    KM_EXPECT(p.seq_chunks[i] >= 1);
-    split |= p.seq_chunks[i] > 1;
-    if (p.seq_chunks[i] > 1) slots += p.seq_chunks[i];
-    for (int c = p.seq_chunk0[i]; c < p.seq_chunk0[i] + p.seq_chunks[i]; ++c) {
-      KM_EXPECT_MSG(p.chunk_seq[c] == i && p.chunk_begin[c] == expect && p.chunk_end[c] > p.chunk_begin[c],
-                    "seq %d chunk %d: [%d, %d) expected from %d", i, c, p.chunk_begin[c], p.chunk_end[c], expect);
-      KM_EXPECT(p.chunk_end[c] - p.chunk_begin[c] <= p.chunk_tiles);
-      expect = p.chunk_end[c];
-    }
-    KM_EXPECT_MSG(expect == last, "seq %d covers to %d, expected %d", i, expect, last);
+    const int n = check_seq_chunks(&p.ch, i, 0, last, p.chunk_tiles);
+    split |= n > 1;
+    if (n > 1) slots += n;
     tokens += ctx[i];
   }
   KM_EXPECT(p.split == split);

@@ -10,6 +10,7 @@
 #include "attn_ref.h"
 #include "quant_ref.h"
 #include "sparse_ref.h"
+#include "split_chunks_check.h"
 #include "test_util.h"
 
 enum { D = 64 };
@@ -145,16 +146,7 @@ static void check_plan(const km_attn_shape *sh, int batch, const int32_t *ctx, i
     int lo = sh->window > 0 ? ctx[i] - sh->q_len - sh->window + 1 : 0;
     lo = lo < 0 ? 0 : lo;
     int first = sparse ? 0 : lo / 16, last = sparse ? sparse : (ctx[i] + 15) / 16;
-    int expect = first;
-    KM_EXPECT(p.seq_chunks[i] >= 1);
-    split |= p.seq_chunks[i] > 1;
-    for (int c = p.seq_chunk0[i]; c < p.seq_chunk0[i] + p.seq_chunks[i]; ++c) {
-      KM_EXPECT_MSG(p.chunk_seq[c] == i && p.chunk_begin[c] == expect && p.chunk_end[c] > p.chunk_begin[c],
-                    "seq %d chunk %d: [%d, %d) expected from %d", i, c, p.chunk_begin[c], p.chunk_end[c], expect);
-      KM_EXPECT(p.chunk_end[c] - p.chunk_begin[c] <= p.chunk_tiles);
-      expect = p.chunk_end[c];
-    }
-    KM_EXPECT_MSG(expect == last, "seq %d covers to %d, expected %d", i, expect, last);
+    split |= check_seq_chunks(&p.ch, i, first, last, p.chunk_tiles) > 1;
     tiles += last - first;
   }
   KM_EXPECT(p.split == split);
