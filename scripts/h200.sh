@@ -7,6 +7,7 @@
 # and runs its GPU tests and its --quick run beside the first. Prints a short table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+t_start=$(date +%s)
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 stages=${*:-build tests quick arch80v full repeat sanitize}
@@ -108,8 +109,16 @@ if has arch80v; then
 fi
 if has full; then
   t0=$(date +%s%N)
-  # KM_FULL_TIMEOUT (s): stop with SIGINT, so what finished is still written (marked incomplete)
-  ${KM_FULL_TIMEOUT:+timeout -s INT --kill-after=20 $KM_FULL_TIMEOUT} ./micro ${KM_FILTER:+--filter "$KM_FILTER"} \
+  # KM_FULL_TIMEOUT (s): stop with SIGINT, so what finished is still written (marked incomplete).
+  # KM_CALL_LIMIT (s, default 600: the GPU machine's limit per command): the SIGINT comes early enough
+  # that the JSON, the tables and the archive are written before the call itself is killed (the build
+  # took 136 s in one call, and a full run stopped by the call limit writes nothing)
+  left=$(( ${KM_CALL_LIMIT:-600} - ($(date +%s) - t_start) - 60 ))
+  full_timeout=${KM_FULL_TIMEOUT:-$left}
+  [ "$full_timeout" -gt "$left" ] && full_timeout=$left
+  [ "$full_timeout" -lt 1 ] && full_timeout=1
+  note "micro (full): SIGINT after $full_timeout s at the latest"
+  timeout -s INT --kill-after=20 "$full_timeout" ./micro ${KM_FILTER:+--filter "$KM_FILTER"} \
     --table all --json "$OUT/h200.json" --params "$OUT/h200-params.json" >"$OUT/full.txt" 2>&1
   rc=$?
   note "micro (full${KM_FILTER:+, filter $KM_FILTER}): exit $rc in $(elapsed "$t0") s wall"
