@@ -84,12 +84,12 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Param
     *reinterpret_cast<uint32_t *>(orow + e) = pack_f32x2(out[e] * inv, out[e + 1] * inv, false);
 }
 
-Kern kernel_for_format(km_attn_kv kv, int d, int mt, km_attn_pipe pipe) {
+Kern kernel_for_format(km_attn_kv kv, int d, int mt, km_attn_pipe pipe, int prefetch) {
   switch (kv) {
-    case KM_ATTN_BF16: return kernels_bf16(d, mt, pipe);
-    case KM_ATTN_FP8_E4M3: return kernels_e4m3(d, mt, pipe);
-    case KM_ATTN_FP8_E5M2: return kernels_e5m2(d, mt, pipe);
-    case KM_ATTN_U3: return kernels_u3(d, mt, pipe);
+    case KM_ATTN_BF16: return kernels_bf16(d, mt, pipe, prefetch);
+    case KM_ATTN_FP8_E4M3: return kernels_e4m3(d, mt, pipe, prefetch);
+    case KM_ATTN_FP8_E5M2: return kernels_e5m2(d, mt, pipe, prefetch);
+    case KM_ATTN_U3: return kernels_u3(d, mt, pipe, prefetch);
     default: return Kern{nullptr, 0};
   }
 }
@@ -97,7 +97,9 @@ Kern kernel_for_format(km_attn_kv kv, int d, int mt, km_attn_pipe pipe) {
 int rows_of(const km_attn_shape *s) { return s->q_len * (s->num_heads / s->num_kv_heads); }
 int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s) + 15) / 16; }
 
-Kern decode_for(const km_attn_shape *s) { return kernel_for_format(s->kv, s->head_dim, mtiles_of(s), s->pipe); }
+Kern decode_for(const km_attn_shape *s) {
+  return kernel_for_format(s->kv, s->head_dim, mtiles_of(s), s->pipe, s->prefetch);
+}
 
 const void *combine_for(int d) {
   switch (d) {
@@ -178,6 +180,9 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
   if (s->kv == KM_ATTN_U3 && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
     return "3-bit KV: head_dim 128, register pipeline";
+  if (s->prefetch && ((s->prefetch != 1 && s->prefetch != 2 && s->prefetch != 4) || s->head_dim != 128 ||
+                      rows_of(s) > 8 || s->pipe != KM_ATTN_PIPE_REGISTERS || s->kv == KM_ATTN_FP8_E5M2))
+    return "prefetch depth 1, 2 or 4: head_dim 128, <= 8 query rows per KV head, register pipeline, not e5m2";
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
     return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";
   return nullptr;

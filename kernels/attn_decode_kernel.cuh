@@ -127,7 +127,9 @@ __device__ __forceinline__ void zero_row(Row<BYTES> &r) {
 
 // MT: m16 tiles of query rows; 0 = one tile of which only rows 0..7 are real (q_len x group <= 8), so its
 // upper half is never loaded or softmaxed.
-template <int D, int KV, int MT>
+// PFO: tiles in flight per warp of the register pipeline when not 0 (the default below otherwise), for
+// the prefetch-depth rows that time the choice.
+template <int D, int KV, int MT, int PFO = 0>
 struct Tile {
   static constexpr int M = MT == 0 ? 1 : MT;
   static constexpr int HALVES = MT == 0 ? 1 : 2;
@@ -145,7 +147,7 @@ struct Tile {
   // register source: tiles in flight per warp (an fp8 tile is half the bytes, so twice as many keep the same
   // bytes in flight; measured on the H200: two bf16 tiles lost 1-5%, registers)
   // (3-bit: a tile is a quarter of bf16's, 24 registers a thread)
-  static constexpr int PF = KV == KM_ATTN_BF16 ? 1 : U3 ? KM_ATTN_U3_PF : 2;
+  static constexpr int PF = PFO ? PFO : KV == KM_ATTN_BF16 ? 1 : U3 ? KM_ATTN_U3_PF : 2;
   // shared-memory ring: per thread and slot, 16-byte chunks (chunk q of lane l at (q * 32 + (l ^ (q & 7))) *
   // 16: a warp's 16-byte reads of one chunk are conflict-free, and so are the copies' writes, which put
   // pieces of four neighbouring chunks at the same lane positions): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
@@ -478,9 +480,9 @@ struct RingSource {
   __device__ __forceinline__ void finish() { cp_async_wait<0>(); }  // no copy outlives the kernel
 };
 
-template <int D, int KV, int MT_, int PIPE>
+template <int D, int KV, int MT_, int PIPE, int PFO = 0>
 __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
-  using T = Tile<D, KV, MT_>;
+  using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31;
@@ -706,10 +708,10 @@ struct Kern {
   int smem;
 };
 
-template <int D, int KV, int MT, int PIPE>
+template <int D, int KV, int MT, int PIPE, int PFO = 0>
 Kern kernel_pipe() {
-  using T = Tile<D, KV, MT>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE>);
+  using T = Tile<D, KV, MT, PFO>;
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -734,6 +736,18 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
                      : Kern{nullptr, 0};
 }
 
+// The prefetch-depth variants of a format (head_dim 128, <= 8 rows, register pipeline): {nullptr, 0} for a
+// depth without one.
+template <int KV>
+Kern kernel_prefetch(int prefetch) {
+  switch (prefetch) {
+    case 1: return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, 1>();
+    case 2: return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, 2>();
+    case 4: return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, 4>();
+    default: return Kern{nullptr, 0};
+  }
+}
+
 // A format's kernels at head_dim 64, 128 and 256.
 template <int KV>
 Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
@@ -746,10 +760,11 @@ Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
 }
 
 // Each format's launch descriptors (attn_decode_<format>.cu); {nullptr, 0} where it has none.
-Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe);
-Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe);
-Kern kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe);
-Kern kernels_u3(int head_dim, int mt, km_attn_pipe pipe);
+// prefetch: the shape's override (0: the format's default depth).
+Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
+Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
+Kern kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
+Kern kernels_u3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
 
 }  // namespace km_attn_detail
 

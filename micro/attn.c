@@ -41,6 +41,7 @@ typedef struct attn_params {
   int budget;    /* Quest: tokens selected per (sequence, KV head) */
   int evicted_from; /* compacted cache: the context before eviction (the step runs at ctx) */
   km_attn_pipe pipe; /* how tiles reach the tensor cores (0: registers) */
+  int prefetch;      /* register pipeline's tiles in flight per warp (0: the format's default) */
 } attn_params;
 
 enum {
@@ -157,6 +158,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.kv = p->kv;
   r->sh.scale = p->scale;
   r->sh.pipe = p->pipe;
+  r->sh.prefetch = p->prefetch;
   r->batch = p->batch;
 }
 
@@ -688,6 +690,15 @@ PRING(ring_bf16_b16_32k, BF, TEN, 16, 32768);
 PRING(ring_bf16_b64_32k, BF, TEN, 64, 32768);
 PRING(ring_fp8_b16_32k, E4, TOK, 16, 32768);
 
+/* the register pipeline's prefetch depth (tiles in flight per warp) beside each format's default */
+#define PDEPTH(name, kv, sc, depth) \
+  static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, depth}
+PDEPTH(pf2_bf16_b16_32k, BF, TEN, 2);
+PDEPTH(pf4_bf16_b16_32k, BF, TEN, 4);
+PDEPTH(pf4_fp8_b16_32k, E4, TOK, 4);
+PDEPTH(pf2_u3_b16_32k, KM_ATTN_U3, TEN, 2);
+PDEPTH(pf1_u3_b16_32k, KM_ATTN_U3, TEN, 1);
+
 /* layouts, head dims, formats, block sizes, q_len, skew */
 P(mha_b1_16k, A_DECODE, 32, 32, 128, BF, TEN, 1, 16384, 16, 1, 0, 0, 0, 0);
 P(mha_b16_16k, A_DECODE, 32, 32, 128, BF, TEN, 16, 16384, 16, 1, 0, 0, 0, 0);
@@ -781,6 +792,17 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b64/ctx32k"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/ring", "kv_quant", SUM_RING, run_attn,
      &ring_fp8_b16_32k, 0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
+#define SUM_PF "the same step with another prefetch depth (tiles in flight per warp, register pipeline)"
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pf2", T_GQA, SUM_PF, run_attn, &pf2_bf16_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pf4", T_GQA, SUM_PF, run_attn, &pf4_bf16_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/pf4", "kv_quant", SUM_PF, run_attn, &pf4_fp8_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf2", "kv_quant", SUM_PF, run_attn, &pf2_u3_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf1", "kv_quant", SUM_PF, run_attn, &pf1_u3_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs64", "paged", SUM_DEC, run_attn, &bs64_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs128", "paged", SUM_DEC, run_attn, &bs128_b16_32k, 0, NULL},

@@ -40,11 +40,15 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
   }
 }
 
-static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
+static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, int prefetch);
+static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) { run_case_with(t, check_naive, pipe, 0); }
+static void run_case_depth(const tcase *t, int prefetch) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, prefetch); }
+
+static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, int prefetch) {
   if (t->batch < 1 || t->batch > 4096) return;
   uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->d * 7 + t->kv * 3 + t->batch + t->q_len * 17 +
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
-  km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale, pipe};
+  km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale, pipe, prefetch};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads): 3-bit rows are head_dim / 32 records of 16 bytes per head */
@@ -207,9 +211,9 @@ static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
     }
     free(kr), free(vr), free(ksr), free(vsr), free(ref);
   }
-  KM_EXPECT_MSG(bad == 0, "%s (%s pipeline): %zu of %zu outputs off (chunks %d of %d tiles, split %d)", t->what,
-                pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", bad, qn, plan.num_chunks, plan.chunk_tiles,
-                plan.split);
+  KM_EXPECT_MSG(bad == 0, "%s (%s pipeline, prefetch %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d)",
+                t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", prefetch, bad, qn, plan.num_chunks,
+                plan.chunk_tiles, plan.split);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
@@ -224,6 +228,13 @@ static void test_plan_errors(void) {
   int ctx0[1] = {0}, ctx_long[1] = {100};
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx0, 4, 0, 0, 1000, err, sizeof err) == -1);
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx_long, 4, 0, 0, 1000, err, sizeof err) == -1); /* 7 blocks > 4 */
+  km_attn_shape bad_depth = sh;
+  bad_depth.prefetch = 3;
+  KM_EXPECT(km_attn_shape_error(&bad_depth) != NULL);
+  bad_depth.prefetch = 2;
+  KM_EXPECT(km_attn_shape_error(&bad_depth) == NULL);
+  bad_depth.head_dim = 64;
+  KM_EXPECT(km_attn_shape_error(&bad_depth) != NULL);
   km_attn_shape bad_pipe = sh;
   bad_pipe.pipe = (km_attn_pipe)7;
   KM_EXPECT(km_attn_shape_error(&bad_pipe) != NULL);
@@ -289,6 +300,17 @@ int main(void) {
       {"3-bit q_len 4 (16 rows)", 32, 8, 128, 16, 4, 0, U3, TEN, 2, c700, 0, 0},
       {"3-bit pages", 8, 2, 128, 16, 1, 0, U3, TEN, 2, c700, 7, 0},
   };
+  /* the prefetch-depth variants (head_dim 128, <= 8 rows): a few cases each */
+  static const int depths[] = {1, 2, 4};
+  const tcase depth_cases[] = {
+      {"depth: gqa 8:2 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},
+      {"depth: one long many short bf16", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 0},
+      {"depth: fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 9, c_long, 0, 3},
+      {"depth: 3-bit, window 40", 8, 2, 128, 32, 1, 40, U3, TEN, 3, c3, 0, 2},
+      {"depth: 3-bit pages", 8, 2, 128, 16, 1, 0, U3, TEN, 2, c700, 7, 0},
+  };
+  for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i)
+    for (size_t k = 0; k < sizeof depths / sizeof depths[0]; ++k) run_case_depth(&depth_cases[i], depths[k]);
   /* every case through both tile pipelines (the simple kernel checked once) */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     run_case(&cases[i], 1, KM_ATTN_PIPE_REGISTERS);
