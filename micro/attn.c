@@ -780,7 +780,8 @@ static const km_case attn_cases[] = {
      "fp8 e5m2 cache with per-token-head scales", run_attn, &e5k_b16_32k, 0, "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
 #define SUM_U3 "the same step over a uniform 3-bit cache (group 32, fp16 scale and zero), unpacked in registers"
 #define U3_ROWS(b, c, cs)                                                                                        \
-  {"attn/decode/gqa32x8/d128/int3_g32/b" #b "/ctx" #cs, "kv_quant", SUM_U3, run_attn, &u3_b##b##_##cs, 0,        \
+  {"attn/decode/gqa32x8/d128/int3_g32/b" #b "/ctx" #cs, "kv_quant", SUM_U3, run_attn, &u3_b##b##_##cs,         \
+   (b == 16 && c == 32768) ? KM_CASE_REPRESENTATIVE : 0,                                                      \
    "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, GRID_SWEEP("int3_g32", b, c)},
     U3_GRID(U3_ROWS)
 #define SUM_RING "the same step with K/V tiles through a shared-memory ring (cp.async, 2-5 tiles ahead per warp)"
