@@ -76,7 +76,8 @@ typedef struct km_quant_plan {
  *                     into the first butterflies at compile time;
  *   KM_TQ3_ROWS_FOLD  v4: v3 with K's scale folded into per-row code thresholds (no multiply per
  *                     element); for V, which needs the scaled values for its residual, it is v3.
- * KM_TQ3_BEST is the one km_quant_tq3_quantize runs. */
+ * KM_TQ3_BEST is the one km_quant_tq3_quantize runs: the fastest measured for the head_dim and K or V
+ * (v3 for K at 128, v2 otherwise; quant_3bit.cu has the figures). */
 typedef enum km_tq3_variant {
   KM_TQ3_BEST = 0,
   KM_TQ3_LANES,

@@ -296,7 +296,7 @@ static const km_case quant_cases[] = {
     ROW("quant/turboquant_3bit/quantize/k/d256/v4", "K, kernel v4: v3 with the scale folded into per-row thresholds", tqq256_4, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d128/v1", "V, kernel v1: a row over d/16 lanes, middle stages by shuffles", tqq128v_1, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d128/v2", "V, kernel v2: 64 elements per thread, the top stage by shuffles", tqq128v_2, 0, NULL),
-    ROW("quant/turboquant_3bit/quantize/v/d128/v3", "V, kernel v3 (the default): a thread per row", tqq128v_3, 0, NULL),
+    ROW("quant/turboquant_3bit/quantize/v/d128/v3", "V, kernel v3: a thread per row", tqq128v_3, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d64", "V: as K plus the residual norm", tqq64v, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d256", "V: as K plus the residual norm", tqq256v, 0, NULL),
     ROW("quant/turboquant_3bit/dequantize/k/d64", "K: codebook, inverse FWHT, signs, norm", tqd64, Q, NULL),
