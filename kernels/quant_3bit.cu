@@ -20,6 +20,7 @@
 // These TurboQuant quantize kernels are variant v1 (KM_TQ3_LANES) now; the default and v2-v4 are the
 // thread-per-row kernels of quant_tq3_rows.cu (reports/quant-notes.md: with nvcc 13.0 the compare above
 // is FSETP + SEL, and v1's loop is ~37 SASS per element at d128 K, ~47 for V).
+#include "tq3_sign.h"
 #include "quant_3bit.h"
 #include "quant_rows.cuh"
 #include "quant_tq3_rows.h"
@@ -125,14 +126,7 @@ __global__ void __launch_bounds__(kThreads) u3_dequantize_kernel(const uint4 *__
 // Index bits 0-2 are in-lane (j), the next log2(TPR) across lanes, the top one in-lane (k), so every
 // FWHT stage runs in increasing stride order exactly like the CPU's textbook loop, and each 16-byte load
 // instruction covers whole contiguous spans of rows.
-__device__ __forceinline__ uint32_t tq_sign_bit(uint32_t i) {
-  uint64_t z = KM_TQ_SIGN_SEED + i;
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (uint32_t)(z >> 32) & 0x80000000u;
-}
+__device__ __forceinline__ uint32_t tq_sign_bit(uint32_t i) { return km_tq3_negative(i) << 31; }
 
 // Per-block tables in shared memory, filled once per block: the sign masks as XOR words over packed
 // bf16 pairs (word e / 2 covers elements e, e + 1) and the 8 signed codebook levels. Kept in shared

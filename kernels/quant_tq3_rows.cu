@@ -6,6 +6,7 @@
 // the CPU reference's (micro/quant_ref.c), one rounding at a time, so codes and norms match it bit for
 // bit; the V residual norm is a sum of the same squares in another order (checked within one fp16 unit).
 // Instruction counts per element and why: reports/quant-notes.md.
+#include "tq3_sign.h"
 #include "quant_tq3_rows.h"
 
 #include <cuda_bf16.h>
@@ -21,13 +22,7 @@ constexpr unsigned kFull = 0xffffffffu;
 
 // Sign of element i (quant_3bit.h), also at compile time: with a thread per row the element index of
 // every unrolled step is a constant, so the flip becomes a negated FADD operand.
-__host__ __device__ constexpr bool tq_negative(uint32_t i) {
-  uint64_t z = KM_TQ_SIGN_SEED + i + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (z >> 63) != 0;
-}
+__host__ __device__ constexpr bool tq_negative(uint32_t i) { return km_tq3_negative(i) != 0; }
 
 // Shapes: D head_dim, E elements per thread. Shared layout in 16-byte chunks: row r of a tile at r * P,
 // thread h's E / 8 chunks of it from h * O. P = 1 (mod 8) and O = 8 / TPR (mod 8) put the 8 threads of

@@ -8,6 +8,7 @@
 
 #include "quant_3bit.h"
 #include "quant_ref.h"
+#include "tq3_sign.h"
 #include "test_util.h"
 
 static int failures;
@@ -224,7 +225,21 @@ static void test_accuracy(void) {
   }
 }
 
+/* The shared sign flip and fp16 level tables (kernels/tq3_sign.h) agree with the reference's. */
+static void test_tq3_tables(void) {
+  for (int i = 0; i < 256; ++i) KM_EXPECT((int)km_tq3_negative((uint32_t)i) == km_ref_tq_negative(i));
+  const float l[4] = {KM_TQ_L0, KM_TQ_L1, KM_TQ_L2, KM_TQ_L3};
+  const uint32_t lo[2] = {KM_TQ3_F16_LO0, KM_TQ3_F16_LO1}, hi[2] = {KM_TQ3_F16_HI0, KM_TQ3_F16_HI1};
+  for (int code = 0; code < 8; ++code) {
+    const float level = code < 4 ? -l[3 - code] : l[code - 4];
+    const uint16_t h = km_ref_f32_to_f16(level);
+    const uint16_t t = (uint16_t)(((lo[code / 4] >> (8 * (code % 4))) & 0xff) | ((hi[code / 4] >> (8 * (code % 4))) & 0xff) << 8);
+    KM_EXPECT_MSG(t == h, "code %d: table %04x, fp16(level) %04x", code, t, h);
+  }
+}
+
 int main(void) {
+  test_tq3_tables();
   test_fp8_known();
   test_fp8_brute();
   test_f16_bf16();
