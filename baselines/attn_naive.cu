@@ -2,12 +2,14 @@
 // (warp w takes w, w + 4, ...; or the tokens of the selected pages), each lane holding head_dim / 32 dims;
 // a warp-wide fp32 dot product per token, an online softmax per warp, the four warps merged through shared
 // memory at the end. fp8 codes are decoded with the CUDA fp8 conversions and scaled in fp32; 3-bit codes
-// are read bit by bit from their group record and dequantized in fp32.
+// are read bit by bit from their group record and dequantized in fp32; TurboQuant rows are dequantized whole
+// by the warp (levels, a warp-wide Walsh-Hadamard transform, signs, norm).
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <math.h>
 
 #include "bf16_bits.cuh"
+#include "tq3_sign.h"
 #include "attn_baselines.h"
 
 namespace {
@@ -29,6 +31,36 @@ __device__ __forceinline__ float elem(const void *cache, size_t hr, int dim, int
   if (kv == KM_ATTN_BF16) return bf16f(static_cast<const uint16_t *>(base)[i]);
   const __nv_fp8_storage_t c = static_cast<const uint8_t *>(base)[i];
   return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, kv == KM_ATTN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2)));
+}
+
+// TurboQuant: this lane's PER dims (lane * PER + i) of head row hr, dequantized: the codebook levels of all
+// the row's codes, the unnormalised Walsh-Hadamard transform across the warp (in-lane over the low index
+// bits, shuffles over the lane's), the sign flip, norm / head_dim.
+template <int PER>
+__device__ void tq_row(const void *codes, const uint16_t *side, size_t side_stride, size_t hr, int lane, float (&x)[PER]) {
+  constexpr int D = 32 * PER;
+  const float levels[8] = {-KM_TQ_L3, -KM_TQ_L2, -KM_TQ_L1, -KM_TQ_L0, KM_TQ_L0, KM_TQ_L1, KM_TQ_L2, KM_TQ_L3};
+  const uint8_t *row = static_cast<const uint8_t *>(codes) + hr * (3 * D / 8);
+  for (int i = 0; i < PER; ++i) {
+    const int bit = 3 * (lane * PER + i);
+    unsigned two = row[bit / 8];
+    if (bit % 8 > 5) two |= (unsigned)row[bit / 8 + 1] << 8; /* the code spills into the next byte */
+    x[i] = levels[(two >> (bit % 8)) & 7u];
+  }
+  for (int len = 1; len < PER; len <<= 1)
+    for (int i = 0; i < PER; ++i)
+      if (!(i & len)) {
+        const float a = x[i], b = x[i | len];
+        x[i] = a + b;
+        x[i | len] = a - b;
+      }
+  for (int m = 1; m < 32; m <<= 1)
+    for (int i = 0; i < PER; ++i) {
+      const float other = __shfl_xor_sync(0xffffffffu, x[i], m);
+      x[i] = (lane & m) ? other - x[i] : x[i] + other;
+    }
+  const float f = __half2float(__ushort_as_half(side[hr * side_stride])) / (float)D;
+  for (int i = 0; i < PER; ++i) x[i] *= km_tq3_negative((uint32_t)(lane * PER + i)) ? -f : f;
 }
 
 struct NaiveParams {
@@ -68,15 +100,24 @@ __global__ void __launch_bounds__(128) naive_kernel(const NaiveParams np) {
         (size_t)a.block_table[(size_t)seq * np.s.max_blocks_per_seq + t / sh.block_size] * sh.block_size +
         t % sh.block_size;
     const size_t hr = row * kvh_n + kvh;
-    float s = 0.f;
-    for (int i = 0; i < PER; ++i) s += qv[i] * elem(a.k_cache, hr, lane * PER + i, sh.kv, D);
+    float s = 0.f, kx[PER], vx[PER];
+    if (sh.kv == KM_ATTN_TQ3) {
+      tq_row<PER>(a.k_cache, a.k_side, 1, hr, lane, kx);
+      tq_row<PER>(a.v_cache, a.v_side, 2, hr, lane, vx);
+    } else {
+      for (int i = 0; i < PER; ++i) {
+        kx[i] = elem(a.k_cache, hr, lane * PER + i, sh.kv, D);
+        vx[i] = elem(a.v_cache, hr, lane * PER + i, sh.kv, D);
+      }
+    }
+    for (int i = 0; i < PER; ++i) s += qv[i] * kx[i];
     for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     const float ks = per_token ? a.k_scale[row * kvh_n + kvh] : kst;
     const float vs = per_token ? a.v_scale[row * kvh_n + kvh] : vst;
     s *= a.sm_scale * ks;
     const float mn = fmaxf(m, s), corr = expf(m - mn), p = expf(s - mn);
     l = l * corr + p;
-    for (int i = 0; i < PER; ++i) acc[i] = acc[i] * corr + p * vs * elem(a.v_cache, hr, lane * PER + i, sh.kv, D);
+    for (int i = 0; i < PER; ++i) acc[i] = acc[i] * corr + p * vs * vx[i];
     m = mn;
   }
   __shared__ float sm[4], sl[4], so[4][D];

@@ -90,6 +90,7 @@ Kern kernel_for_format(km_attn_kv kv, int d, int mt, km_attn_pipe pipe, int pref
     case KM_ATTN_FP8_E4M3: return kernels_e4m3(d, mt, pipe, prefetch);
     case KM_ATTN_FP8_E5M2: return kernels_e5m2(d, mt, pipe, prefetch);
     case KM_ATTN_U3: return kernels_u3(d, mt, pipe, prefetch);
+    case KM_ATTN_TQ3: return kernels_tq3(d, mt, pipe, prefetch);
     default: return Kern{nullptr, 0};
   }
 }
@@ -163,7 +164,9 @@ int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int 
 }
 
 size_t row_bytes(const km_attn_shape *s) {
-  const size_t head = s->kv == KM_ATTN_U3 ? (size_t)s->head_dim / 2 : (size_t)s->head_dim * (s->kv == KM_ATTN_BF16 ? 2 : 1);
+  const size_t head = s->kv == KM_ATTN_U3    ? (size_t)s->head_dim / 2
+                      : s->kv == KM_ATTN_TQ3 ? (size_t)s->head_dim * 3 / 8
+                                             : (size_t)s->head_dim * (s->kv == KM_ATTN_BF16 ? 2 : 1);
   return (size_t)s->num_kv_heads * head;
 }
 
@@ -178,11 +181,13 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->window < 0) return "window must be >= 0";
   if (s->kv < 0 || s->kv >= KM_ATTN_KV_COUNT) return "unknown KV format";
   if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
-  if (s->kv == KM_ATTN_U3 && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
+  if ((s->kv == KM_ATTN_U3 || s->kv == KM_ATTN_TQ3) && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
     return "3-bit KV: head_dim 128, register pipeline";
   if (s->prefetch && ((s->prefetch != 1 && s->prefetch != 2 && s->prefetch != 4) || s->head_dim != 128 ||
-                      rows_of(s) > 8 || s->pipe != KM_ATTN_PIPE_REGISTERS || s->kv == KM_ATTN_FP8_E5M2))
-    return "prefetch depth 1, 2 or 4: head_dim 128, <= 8 query rows per KV head, register pipeline, not e5m2";
+                      rows_of(s) > 8 || s->pipe != KM_ATTN_PIPE_REGISTERS || s->kv == KM_ATTN_FP8_E5M2 ||
+                      s->kv == KM_ATTN_TQ3))
+    return "prefetch depth 1, 2 or 4: head_dim 128, <= 8 query rows per KV head, register pipeline, not e5m2 or "
+           "TurboQuant";
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
     return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";
   return nullptr;
@@ -294,6 +299,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   if (!k.fn || !pl->ch.d_arrays) return cudaErrorInvalidValue;
   const bool fp8 = s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2;
   if (fp8 && (!a->k_scale || !a->v_scale)) return cudaErrorInvalidValue;
+  if (s->kv == KM_ATTN_TQ3 && (!a->k_side || !a->v_side)) return cudaErrorInvalidValue;
   if (pl->sparse_pages > 0 && !a->selected) return cudaErrorInvalidValue;
   if (pl->split && !a->workspace) return cudaErrorInvalidValue;
   Params p;
@@ -303,6 +309,11 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.v = (const char *)a->v_cache;
   p.k_scale = fp8 ? a->k_scale : nullptr;
   p.v_scale = fp8 ? a->v_scale : nullptr;
+  if (s->kv == KM_ATTN_TQ3) {
+    p.k_side = a->k_side;
+    p.v_side = a->v_side;
+    for (uint32_t i = 0; i < 128; ++i) p.sign[i / 32] |= km_tq3_negative(i) << (i % 32);
+  }
   p.table = a->block_table;
   p.ctx_lens = a->context_lens;
   p.sel = pl->sparse_pages > 0 ? a->selected : nullptr;

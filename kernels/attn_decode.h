@@ -6,7 +6,11 @@
  *   k, v cache [num_blocks][block_size][num_kv_heads][head_dim], bf16 or fp8 (e4m3 / e5m2); uniform 3-bit:
  *              [num_blocks][block_size][num_kv_heads][head_dim / 32] records of 16 bytes (the quant family's
  *              format, kernels/quant_3bit.h: 32 codes packed 3 bits each LSB first in bytes 0..11, fp16 scale
- *              at 12, fp16 zero at 14; x = code x scale + zero), head_dim 128, dequantized in registers
+ *              at 12, fp16 zero at 14; x = code x scale + zero), head_dim 128, dequantized in registers;
+ *              TurboQuant 3-bit: [num_blocks][block_size][num_kv_heads][3 head_dim / 8] codes of the rotated
+ *              vector (kernels/quant_3bit.h) and k_side / v_side fp16 norms ([..][num_kv_heads], V [..][2]),
+ *              head_dim 128: q is rotated once per row (q' = H S q), scores are (norm / d) q'.level, P V
+ *              accumulates in the rotated domain and the output is rotated back once (o = S H o')
  *   k_scale, v_scale  fp8 only: per tensor one fp32 each; per token-head fp32 [num_blocks][block_size][num_kv_heads]
  *   block_table int32 [batch][max_blocks_per_seq]; context_lens int32 [batch] (>= q_len: the q_len new tokens
  *              are the last ones of the context, already in the cache)
@@ -47,6 +51,7 @@ typedef enum km_attn_kv {
   KM_ATTN_FP8_E4M3,
   KM_ATTN_FP8_E5M2,
   KM_ATTN_U3, /* uniform asymmetric 3-bit, group 32, fp16 scale and zero */
+  KM_ATTN_TQ3, /* TurboQuant 3-bit (turboquant_3bit_nc slots), attended in the rotated domain */
   KM_ATTN_KV_COUNT
 } km_attn_kv;
 
@@ -119,6 +124,7 @@ typedef struct km_attn_args {
   float sm_scale;
   uint16_t *out;
   void *workspace;
+  const uint16_t *k_side, *v_side; /* TurboQuant: the quantizer's fp16 side data (norms) */
 } km_attn_args;
 
 /* The step: the decode kernel, then the combine pass when the plan splits. */

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "attn_decode.h"
+#include "tq3_sign.h"
 
 namespace km_attn_detail {
 
@@ -48,6 +49,8 @@ struct Params {
   float *part_o, *part_lse;
   int heads, kv_heads, group, rows, q_len, block_size, window, mbps, sparse_pages, per_token, items;
   float scale_log2;
+  const uint16_t *k_side, *v_side;  // TurboQuant: fp16 norms, K [rows x kv_heads], V [rows x kv_heads][2]
+  uint32_t sign[4];                 // TurboQuant: bit i of word w flips element 32 w + i (head_dim 128)
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -111,8 +114,11 @@ __device__ __forceinline__ void load_row(Row<BYTES> &r, const char *p) {
       r.w[4 * k + 2] = x.z;
       r.w[4 * k + 3] = x.w;
     }
+  } else if constexpr (BYTES == 12) {  // TurboQuant code slices: 4-byte aligned
+#pragma unroll
+    for (int k = 0; k < 3; ++k) r.w[k] = __ldg(reinterpret_cast<const uint32_t *>(p) + k);
   } else {
-    static_assert(BYTES == 8, "rows of 8 or 16k bytes");
+    static_assert(BYTES == 8, "rows of 8, 12 or 16k bytes");
     const uint2 x = __ldg(reinterpret_cast<const uint2 *>(p));
     r.w[0] = x.x;
     r.w[1] = x.y;
@@ -131,18 +137,21 @@ __device__ __forceinline__ void zero_row(Row<BYTES> &r) {
 // the prefetch-depth rows that time the choice.
 template <int D, int KV, int MT, int PFO = 0>
 struct Tile {
+  static constexpr int DIM = D;
   static constexpr int M = MT == 0 ? 1 : MT;
   static constexpr int HALVES = MT == 0 ? 1 : 2;
   static constexpr bool FP8 = KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2;
   static constexpr bool U3 = KV == KM_ATTN_U3;  // head_dim 128 only: a thread's K slice is one group record
+  static constexpr bool TQ = KV == KM_ATTN_TQ3;  // head_dim 128 only: codes of the rotated vector, 3d/8 bytes
   static constexpr int EB = KV == KM_ATTN_BF16 ? 2 : 1;  // element bytes (bf16, fp8)
-  static constexpr int RB = U3 ? D / 2 : D * EB;        // bytes of one head's row
+  static constexpr int RB = U3 ? D / 2 : TQ ? 3 * D / 8 : D * EB;  // bytes of one head's row
   static constexpr int KSTEPS = D / 16;  // k-steps of Q K^T
   static constexpr int NT = D / 8;       // n8 tiles of P V (output dims)
   static constexpr int KBYTES = RB / 4;  // a thread's K slice: dims [c D/4, (c+1) D/4)
   static constexpr int VDIMS = D / 8;
   // a thread's V slice: dims [g D/8, (g+1) D/8); 3-bit: the whole 16-byte record of group g / 2 holding them
-  static constexpr int VBYTES = U3 ? KM_ATTN_U3_RECORD : VDIMS * EB;
+  // (TurboQuant: the 12 code bytes of dims [32 (g / 2), 32 (g / 2) + 32))
+  static constexpr int VBYTES = U3 ? KM_ATTN_U3_RECORD : TQ ? 12 : VDIMS * EB;
   static constexpr bool F16 = KV != KM_ATTN_BF16;
   // register source: tiles in flight per warp (an fp8 tile is half the bytes, so twice as many keep the same
   // bytes in flight; measured on the H200: two bf16 tiles lost 1-5%, registers)
@@ -163,7 +172,7 @@ struct Tile {
   static constexpr int SMEM = WARPS * NS * SLOT_BYTES;  // per CTA
   // per-token V scales are folded into P before it is rounded to fp16; scale x VSF keeps p x scale out of
   // fp16's subnormals (scales are ~amax / fp8 max: 1e-4 for e5m2), and the output is divided by VSF
-  static constexpr float VSF = KV == KM_ATTN_FP8_E5M2 ? 8192.f : KV == KM_ATTN_FP8_E4M3 ? 64.f : 1.f;
+  static constexpr float VSF = KV == KM_ATTN_FP8_E5M2 ? 8192.f : (KV == KM_ATTN_FP8_E4M3 || TQ) ? 64.f : 1.f;
 };
 
 // B fragment of K^T for k-step s from a thread's slice of one K row: logical k {2c,2c+1} | {2c+8,2c+9}
@@ -189,11 +198,25 @@ __device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int 
   return out;
 }
 
+// TurboQuant: codes at bit offsets sa of a and sb of b -> fp16x2 (level(code_a), level(code_b)), looked up in
+// the fp16 level tables (tq3_sign.h) with three byte permutes.
+__device__ __forceinline__ uint32_t tq_pair(uint32_t a, int sa, uint32_t b, int sb) {
+  const uint32_t sel = ((a >> sa) & 7u) | (((b >> sb) & 7u) << 8);
+  const uint32_t lo = __byte_perm(KM_TQ3_F16_LO0, KM_TQ3_F16_LO1, sel), hi = __byte_perm(KM_TQ3_F16_HI0, KM_TQ3_F16_HI1, sel);
+  return __byte_perm(lo, hi, 0x6240);
+}
+
 template <int D, int KV>
 __device__ __forceinline__ void k_frag(const uint32_t *w, int s, uint32_t &b0, uint32_t &b1) {
   if constexpr (KV == KM_ATTN_BF16) {
     b0 = w[2 * s];
     b1 = w[2 * s + 1];
+  } else if constexpr (KV == KM_ATTN_TQ3) {
+    // the slice is dims 32c..32c+31 of the rotated vector: dims 4s..4s+3 are codes 4(s & 1).. of chunk s / 2
+    const uint32_t ch = u3_chunk(w, s >> 1);
+    const int base = 12 * (s & 1);
+    b0 = tq_pair(ch, base, ch, base + 3);
+    b1 = tq_pair(ch, base + 6, ch, base + 9);
   } else if constexpr (KV == KM_ATTN_U3) {
     // the slice is one group: dims 4s..4s+3 are codes 4(s & 1).. of chunk s / 2; fp16 scale and zero in w[3]
     const uint32_t ch = u3_chunk(w, s >> 1), sc = __byte_perm(w[3], 0, 0x1010), z = __byte_perm(w[3], 0, 0x3232);
@@ -240,6 +263,48 @@ struct VPair<KM_ATTN_U3, VB> {
     return j < 8 ? u3_pair(lo0, 3 * j, hi0, 3 * j, scale, zero) : u3_pair(lo1, 3 * (j - 8), hi1, 3 * (j - 8), scale, zero);
   }
 };
+
+// TurboQuant: the slice is half (`half`) of the 32 dims whose 12 code bytes the row holds.
+template <int VB>
+struct VPair<KM_ATTN_TQ3, VB> {
+  uint32_t lo0, lo1, hi0, hi1;
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int half) {
+    lo0 = half ? u3_chunk(l.w, 2) : u3_chunk(l.w, 0);
+    lo1 = half ? u3_chunk(l.w, 3) : u3_chunk(l.w, 1);
+    hi0 = half ? u3_chunk(h.w, 2) : u3_chunk(h.w, 0);
+    hi1 = half ? u3_chunk(h.w, 3) : u3_chunk(h.w, 1);
+  }
+  __device__ __forceinline__ uint32_t frag(int j) const {
+    return j < 8 ? tq_pair(lo0, 3 * j, hi0, 3 * j) : tq_pair(lo1, 3 * (j - 8), hi1, 3 * (j - 8));
+  }
+};
+
+// TurboQuant: the unnormalised Walsh-Hadamard transform of the 128 values a quad of lanes holds, 32 each
+// (lane c: indices 32c + i), then the sign flip `post` (or before it, `pre`): in-lane butterflies over the
+// index's low 5 bits, then across lanes 1 and 2 apart for bits 5 and 6.
+__device__ __forceinline__ void quad_fwht(float (&v)[32], int c) {
+#pragma unroll
+  for (int len = 1; len < 32; len <<= 1)
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+      if (!(i & len)) {
+        const float a = v[i], b = v[i | len];
+        v[i] = a + b;
+        v[i | len] = a - b;
+      }
+#pragma unroll
+  for (int m = 1; m <= 2; m <<= 1)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const float other = __shfl_xor_sync(0xffffffffu, v[i], m);
+      v[i] = (c & m) ? other - v[i] : v[i] + other;
+    }
+}
+__device__ __forceinline__ void tq_flip(float (&v)[32], uint32_t word) {
+#pragma unroll
+  for (int i = 0; i < 32; ++i)
+    if ((word >> i) & 1u) v[i] = -v[i];
+}
 
 __device__ __forceinline__ float bf16_to_f32(uint16_t x) { return __uint_as_float((uint32_t)x << 16); }
 
@@ -360,6 +425,16 @@ struct RegSource {
     const char *base = it.p->k + it.head_row(row[u], T::RB) + it.c * T::KBYTES;
     load_row(kr[u][0], base + (size_t)it.g * it.row_stride);
     load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
+    if constexpr (T::TQ) {  // the rows' norms / head_dim: scores and P carry them (the rotation has no scale)
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const size_t si = ((size_t)row[u] + 8 * t + 2 * it.c + e) * it.p->kv_heads + it.kvh;
+          ksc[u][t][e] = __half2float(__ushort_as_half(__ldg(it.p->k_side + si))) * (1.f / T::DIM);
+          vsc[u][t][e] = __half2float(__ushort_as_half(__ldg(it.p->v_side + 2 * si))) * (T::VSF / T::DIM);
+        }
+    }
     if constexpr (T::FP8) {
       if (it.p->per_token) {
 #pragma unroll
@@ -374,7 +449,7 @@ struct RegSource {
     }
   }
   __device__ __forceinline__ void load_v(Item &it, int u) {
-    const char *base = it.p->v + it.head_row(row[u], T::RB) + (T::U3 ? (it.g >> 1) * T::VBYTES : it.g * T::VBYTES);
+    const char *base = it.p->v + it.head_row(row[u], T::RB) + ((T::U3 || T::TQ) ? (it.g >> 1) * T::VBYTES : it.g * T::VBYTES);
 #pragma unroll
     for (int w = 0; w < 4; ++w)
       load_row(vr[u][w], base + (size_t)(2 * it.c + (w & 1) + 8 * (w >> 1)) * it.row_stride);
@@ -422,7 +497,7 @@ struct RegSource {
 // tile tb + u (mod NS), and tile i + NS - 1 goes into the slot tile i - 1 left.
 template <typename T>
 struct RingSource {
-  static_assert(!T::U3, "3-bit tiles come through registers only");
+  static_assert(!T::U3 && !T::TQ, "3-bit tiles come through registers only");
   static constexpr int N = T::NS;
   char *ring;
   uint32_t ring_s;
@@ -509,16 +584,36 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
       const bool real = r < p.rows;
       const int qi = real ? r / p.group : 0, head = kvh * p.group + (real ? r % p.group : 0);
       const uint16_t *qrow = p.q + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + c * (D / 4);
+      if constexpr (T::TQ) {
+        // q' = H (S q) once per row, so that q.k = (norm_k / d) q'.level(codes) (H symmetric, H H = d I);
+        // every lane of the quad takes part in the shuffles, padding rows included (they stay 0)
+        float v[32];
 #pragma unroll
-      for (int s = 0; s < T::KSTEPS; ++s) {
-        uint2 x = make_uint2(0, 0);
-        if (real) x = __ldg(reinterpret_cast<const uint2 *>(qrow + 4 * s));
-        if constexpr (T::F16) {
-          x.x = pack_f32x2(bf16_to_f32(x.x & 0xFFFF), bf16_to_f32(x.x >> 16), true);
-          x.y = pack_f32x2(bf16_to_f32(x.y & 0xFFFF), bf16_to_f32(x.y >> 16), true);
+        for (int i = 0; i < 32; i += 4) {
+          uint2 x = make_uint2(0, 0);
+          if (real) x = __ldg(reinterpret_cast<const uint2 *>(qrow + i));
+          v[i] = bf16_to_f32(x.x & 0xFFFF), v[i + 1] = bf16_to_f32(x.x >> 16);
+          v[i + 2] = bf16_to_f32(x.y & 0xFFFF), v[i + 3] = bf16_to_f32(x.y >> 16);
         }
-        qa[mt][s][h] = x.x;      // k 2c, 2c+1
-        qa[mt][s][2 + h] = x.y;  // k 2c+8, 2c+9
+        tq_flip(v, p.sign[c]);
+        quad_fwht(v, c);
+#pragma unroll
+        for (int s = 0; s < T::KSTEPS; ++s) {
+          qa[mt][s][h] = pack_f32x2(v[4 * s], v[4 * s + 1], true);          // k 2c, 2c+1
+          qa[mt][s][2 + h] = pack_f32x2(v[4 * s + 2], v[4 * s + 3], true);  // k 2c+8, 2c+9
+        }
+      } else {
+#pragma unroll
+        for (int s = 0; s < T::KSTEPS; ++s) {
+          uint2 x = make_uint2(0, 0);
+          if (real) x = __ldg(reinterpret_cast<const uint2 *>(qrow + 4 * s));
+          if constexpr (T::F16) {
+            x.x = pack_f32x2(bf16_to_f32(x.x & 0xFFFF), bf16_to_f32(x.x >> 16), true);
+            x.y = pack_f32x2(bf16_to_f32(x.y & 0xFFFF), bf16_to_f32(x.y >> 16), true);
+          }
+          qa[mt][s][h] = x.x;      // k 2c, 2c+1
+          qa[mt][s][2 + h] = x.y;  // k 2c+8, 2c+9
+        }
       }
     }
   int qpos[MT][2];  // position of each of the thread's rows' query token
@@ -544,7 +639,7 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
     kscl = __ldg(p.k_scale);
     vscl = __ldg(p.v_scale);
   }
-  if (p.per_token) vscl = 1.f / T::VSF;
+  if (p.per_token || T::TQ) vscl = 1.f / T::VSF;
   const float s_log2 = p.scale_log2 * kscl;
 
   Item it{&p, p.table + (size_t)seq * p.mbps,
@@ -587,6 +682,17 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
       float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
       if constexpr (T::FP8) {
         if (p.per_token) src.scales(it, u, ksc, vsc);
+      }
+      if constexpr (T::TQ) {
+        src.scales(it, u, ksc, vsc);
+        // the pool's rows past the context may hold any norm: their P is 0, and so must be P x norm
+        if (tok0 + KM_ATTN_TILE > ctx) {
+#pragma unroll
+          for (int t = 0; t < 2; ++t)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              if (tok0 + 8 * t + 2 * c + e >= ctx) vsc[t][e] = 0.f;
+        }
       }
       src.after_s(it, i, u);
       // ---- mask (only tiles that reach past a query's position or before a window), online softmax
@@ -657,6 +763,49 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
   }
   src.finish();
 
+  // ---- TurboQuant: O holds sum p (norm_v / d) level(codes): back from the rotated domain, o = S H o', once
+  // per row (the combine pass is linear, so partials can be rotated back before it); output dim 32c + i of a
+  // row is o[mt][i % 16][2h + i / 16] of lane c
+  if constexpr (T::TQ) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int h = 0; h < T::HALVES; ++h) {
+        // in place: index bits 0-3 are j, bit 4 is e, bits 5-6 the lane's c
+#pragma unroll
+        for (int len = 1; len < 16; len <<= 1)
+#pragma unroll
+          for (int j = 0; j < 16; ++j)
+            if (!(j & len))
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const float a = o[mt][j][2 * h + e], b = o[mt][j | len][2 * h + e];
+                o[mt][j][2 * h + e] = a + b;
+                o[mt][j | len][2 * h + e] = a - b;
+              }
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+          const float a = o[mt][j][2 * h], b = o[mt][j][2 * h + 1];
+          o[mt][j][2 * h] = a + b;
+          o[mt][j][2 * h + 1] = a - b;
+        }
+#pragma unroll
+        for (int m = 1; m <= 2; m <<= 1)
+#pragma unroll
+          for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const float mine = o[mt][j][2 * h + e], other = __shfl_xor_sync(0xffffffffu, mine, m);
+              o[mt][j][2 * h + e] = (c & m) ? other - mine : mine + other;
+            }
+        const uint32_t word = p.sign[c];
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if ((word >> (16 * e + j)) & 1u) o[mt][j][2 * h + e] = -o[mt][j][2 * h + e];
+      }
+  }
   // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
 #pragma unroll
@@ -765,6 +914,7 @@ Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
 Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
 Kern kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
 Kern kernels_u3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
+Kern kernels_tq3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
 
 }  // namespace km_attn_detail
 

@@ -21,6 +21,7 @@
 #include "paged_ref.h"
 #include "quant_3bit.h"
 #include "quant_fp8.h"
+#include "quant_ref.h"
 #include "sparse_ref.h"
 #include "sparse_topk.h"
 
@@ -71,6 +72,7 @@ typedef struct attn_run {
   int copies;
   void *kc[ATTN_MAX_COPIES], *vc[ATTN_MAX_COPIES];
   float *ksc[ATTN_MAX_COPIES], *vsc[ATTN_MAX_COPIES];
+  uint16_t *kside[ATTN_MAX_COPIES], *vside[ATTN_MAX_COPIES]; /* TurboQuant: fp16 norms (K), (norm, residual) (V) */
   uint16_t *summ[ATTN_MAX_COPIES];
   void *k, *v;
   uint16_t *k16, *v16; /* fp8: the bf16 values of copy 0 before quantization */
@@ -97,10 +99,14 @@ typedef struct attn_run {
 
 static size_t elem_bytes(km_attn_kv kv) { return kv == KM_ATTN_BF16 ? 2 : 1; }
 static int is_fp8(km_attn_kv kv) { return kv == KM_ATTN_FP8_E4M3 || kv == KM_ATTN_FP8_E5M2; }
-/* Bytes of one (token, KV head) row of the cache: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte records of 32). */
+/* Bytes of one (token, KV head) row of the cache: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte records of 32),
+ * TurboQuant 3d / 8 (its fp16 norms apart: side_bytes). */
 static size_t head_bytes(km_attn_kv kv, int d) {
+  if (kv == KM_ATTN_TQ3) return (size_t)d * 3 / 8;
   return kv == KM_ATTN_U3 ? (size_t)d / 32 * KM_ATTN_U3_RECORD : (size_t)d * elem_bytes(kv);
 }
+/* TurboQuant's side data per (token, KV head): K's fp16 norm, V's norm and residual norm. */
+static size_t side_bytes(km_attn_kv kv, int is_v) { return kv == KM_ATTN_TQ3 ? (is_v ? 4 : 2) : 0; }
 static size_t row_bytes(const attn_run *r) {
   return (size_t)r->sh.num_kv_heads * head_bytes(r->sh.kv, r->sh.head_dim);
 }
@@ -121,6 +127,8 @@ static void use_copy(attn_run *r, int j) {
   r->args.v_cache = r->v;
   r->args.k_scale = r->k_scale;
   r->args.v_scale = r->v_scale;
+  r->args.k_side = r->kside[j];
+  r->args.v_side = r->vside[j];
 }
 
 static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
@@ -200,6 +208,19 @@ static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *
     r->vc[j] = v16;
     return;
   }
+  if (r->sh.kv == KM_ATTN_TQ3) { /* the quant family's TurboQuant quantizer (the best measured kernel) */
+    const size_t bytes = rows * row_bytes(r), heads = rows * r->sh.num_kv_heads;
+    r->kc[j] = km_bench_device_alloc(b, bytes);
+    r->vc[j] = km_bench_device_alloc(b, bytes);
+    r->kside[j] = km_bench_device_alloc(b, heads * side_bytes(KM_ATTN_TQ3, 0));
+    r->vside[j] = km_bench_device_alloc(b, heads * side_bytes(KM_ATTN_TQ3, 1));
+    KM_RETURN_IF_STOPPED(b);
+    if (!r->qplan.sms) KM_CUDA(b, km_quant_plan_make(&r->qplan));
+    KM_CUDA(b, km_quant_tq3_quantize(&r->qplan, k16, r->kc[j], r->kside[j], rows, r->sh.num_kv_heads, d, 0, s));
+    KM_CUDA(b, km_quant_tq3_quantize(&r->qplan, v16, r->vc[j], r->vside[j], rows, r->sh.num_kv_heads, d, 1, s));
+    KM_CUDA(b, cudaStreamSynchronize(s));
+    return;
+  }
   if (r->sh.kv == KM_ATTN_U3) { /* the quant family's uniform 3-bit quantizer, group 32 */
     const size_t bytes = rows * row_bytes(r);
     r->kc[j] = km_bench_device_alloc(b, bytes);
@@ -235,7 +256,8 @@ static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *
  * first are quantized from one scratch pair of bf16 buffers; copy 0's originals stay for the accuracy check. */
 static void fill_cache(km_bench *b, attn_run *r) {
   const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
-  const size_t pool = 2 * rows * row_bytes(r);
+  const size_t pool = 2 * rows * row_bytes(r) +
+                      rows * r->sh.num_kv_heads * (side_bytes(r->sh.kv, 0) + side_bytes(r->sh.kv, 1));
   (void)n;
   int copies = km_bench_rotation(b, pool);
   r->copies = copies > ATTN_MAX_COPIES ? ATTN_MAX_COPIES : copies;
@@ -469,24 +491,38 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
   unsigned char *kr = km_bench_pinned_alloc(b, cap * 2), *vr = km_bench_pinned_alloc(b, cap * 2);
   float *ks = NULL, *vs = NULL;
   const int per_token = is_fp8(r->sh.kv) && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
-  if (per_token) {
+  const int tq = r->sh.kv == KM_ATTN_TQ3;
+  if (per_token || tq) {
     ks = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * sizeof(float));
     vs = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * sizeof(float));
   }
   uint16_t *q = km_bench_host_alloc(b, (size_t)ql * heads * d * 2);
   float *ref = km_bench_host_alloc(b, (size_t)ql * heads * d * sizeof(float));
   size_t *ids = km_bench_host_alloc(b, (size_t)ql * heads * sizeof(size_t));
-  if (!kr || !vr || !q || !ref || !ids || (per_token && (!ks || !vs))) return 1;
+  if (!kr || !vr || !q || !ref || !ids || ((per_token || tq) && (!ks || !vs))) return 1;
   const size_t rb = row_bytes(r), sb = (size_t)kvh * sizeof(float);
   if (stage_rows(b, r, r->k, rb, seq, kr) || stage_rows(b, r, r->v, rb, seq, vr)) return 1;
   if (per_token && (stage_rows(b, r, r->k_scale, sb, seq, (unsigned char *)ks) ||
                     stage_rows(b, r, r->v_scale, sb, seq, (unsigned char *)vs)))
+    return 1;
+  /* TurboQuant: the fp16 norms in token order, widened into ks / vs below (their pinned room is 2x enough) */
+  if (tq && (stage_rows(b, r, r->args.k_side, (size_t)kvh * 2, seq, (unsigned char *)ks) ||
+             stage_rows(b, r, r->args.v_side, (size_t)kvh * 4, seq, (unsigned char *)vs)))
     return 1;
   if (cudaMemcpyAsync(q, r->q + (size_t)seq * ql * heads * d, (size_t)ql * heads * d * 2, cudaMemcpyDeviceToHost, s) !=
           cudaSuccess ||
       cudaStreamSynchronize(s) != cudaSuccess) {
     km_bench_fail(b, "staging sequence %d failed", seq);
     return 1;
+  }
+  if (tq) { /* widen in place, from the end: float i overlaps fp16 2i and 2i + 1 only for i >= its source */
+    const size_t n = (size_t)ctx * kvh;
+    const uint16_t *kh = (const uint16_t *)ks, *vh = (const uint16_t *)vs;
+    for (size_t i = n; i-- > 0;) {
+      const float kn = km_ref_f16_to_f32(kh[i]), vn = km_ref_f16_to_f32(vh[2 * i]);
+      ks[i] = kn;
+      vs[i] = vn;
+    }
   }
   km_attn_ref_shape rs = {heads, kvh, d, ql, r->sh.window, (km_attn_ref_kv)r->sh.kv, per_token, 1.0f, 1.0f,
                           r->args.sm_scale};
@@ -599,6 +635,7 @@ static km_work work_of(const attn_run *r) {
   const double part = km_attn_partial_bytes(pl);
   const double qo = (double)out_elems(r) * 2;
   w.bytes_read = kv + qo + part + tokens_read / KM_ATTN_TILE * 4 * r->sh.num_kv_heads;
+  w.bytes_read += tokens_read * r->sh.num_kv_heads * (side_bytes(r->sh.kv, 0) + side_bytes(r->sh.kv, 1));
   if (is_fp8(r->sh.kv) && r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD)
     w.bytes_read += tokens_read * r->sh.num_kv_heads * 2 * sizeof(float);
   w.bytes_written = qo + part;
@@ -622,6 +659,7 @@ static km_work work_of(const attn_run *r) {
 static const char *kv_name(const km_attn_shape *s) {
   if (s->kv == KM_ATTN_BF16) return "bf16";
   if (s->kv == KM_ATTN_U3) return "uniform 3-bit g32 (fp16 scale, zero)";
+  if (s->kv == KM_ATTN_TQ3) return "TurboQuant 3-bit (rotated domain)";
   if (s->kv == KM_ATTN_FP8_E4M3) return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e4m3 per token-head" : "fp8 e4m3 per tensor";
   return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e5m2 per token-head" : "fp8 e5m2 per tensor";
 }
@@ -681,6 +719,12 @@ GRID(GRID_PARAMS)
 #define U3_GRID(X) X(1, 32768, 32k) X(16, 4096, 4k) X(16, 16384, 16k) X(16, 32768, 32k) X(64, 4096, 4k) \
   X(64, 16384, 16k) X(64, 32768, 32k) X(64, 131072, 128k)
 U3_GRID(U3)
+
+/* TurboQuant 3-bit, attended in the rotated domain */
+#define TQ3(b, c, cs) P(tq3_b##b##_##cs, A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, b, c, 16, 1, 0, 0, 0, 0);
+#define TQ3_GRID(X) X(1, 32768, 32k) X(16, 4096, 4k) X(16, 32768, 32k) X(64, 32768, 32k)
+TQ3_GRID(TQ3)
+P(quick_tq3, A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0);
 
 /* the shared-memory ring pipeline beside the register one (same shapes, same checks) */
 #define PRING(name, kv, sc, b, ctx) \
@@ -784,6 +828,12 @@ static const km_case attn_cases[] = {
    (b == 16 && c == 32768) ? KM_CASE_REPRESENTATIVE : 0,                                                      \
    "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, GRID_SWEEP("int3_g32", b, c)},
     U3_GRID(U3_ROWS)
+#define SUM_TQ3 "the same step over a TurboQuant 3-bit cache (sign flip + Hadamard rotation, Lloyd-Max codes, fp16 " \
+                "norms): q rotated once per row, P V summed in the rotated domain, the output rotated back once"
+#define TQ3_ROWS(b, c, cs)                                                                                       \
+  {"attn/decode/gqa32x8/d128/turboquant3/b" #b "/ctx" #cs, "kv_quant", SUM_TQ3, run_attn, &tq3_b##b##_##cs, 0,   \
+   "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs},
+    TQ3_GRID(TQ3_ROWS)
 #define SUM_RING "the same step with K/V tiles through a shared-memory ring (cp.async, 2-5 tiles ahead per warp)"
     {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b1_32k, 0,
      "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
@@ -839,6 +889,8 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick", "kv_quant", SUM_FP8, run_attn, &quick_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick", "kv_quant", SUM_U3, run_attn, &quick_u3, KM_CASE_QUICK,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick", "kv_quant", SUM_TQ3, run_attn, &quick_tq3, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/ring/quick", T_GQA, SUM_RING, run_attn, &quick_ring, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},

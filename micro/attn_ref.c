@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quant_3bit.h"
 #include "quant_ref.h"
 #include "sparse_ref.h"
 
@@ -23,6 +24,7 @@ double km_attn_ref_elem(const void *rows, size_t hr, int dim, int d, km_attn_ref
   const size_t i = hr * (size_t)d + (size_t)dim;
   if (kv == KM_REF_KV_BF16) return (double)km_bf16_to_float(((const uint16_t *)rows)[i]);
   if (kv == KM_REF_KV_U3) return u3_elem((const uint8_t *)rows + hr * (size_t)(d / 2), dim);
+  if (kv == KM_REF_KV_TQ3) return NAN;
   return km_ref_fp8_decode(((const uint8_t *)rows)[i], kv == KM_REF_KV_E4M3 ? KM_REF_E4M3 : KM_REF_E5M2);
 }
 
@@ -31,11 +33,32 @@ static int visible(const km_attn_ref_shape *s, int t, int pos) {
   return t <= pos && (s->window <= 0 || t > pos - s->window);
 }
 
+/* TurboQuant: x = S H level(codes) x norm / d (kernels/quant_3bit.h), in double. */
+static void tq_row(const uint8_t *codes, int d, double norm, double *x) {
+  static const double levels[8] = {-KM_TQ_L3, -KM_TQ_L2, -KM_TQ_L1, -KM_TQ_L0, KM_TQ_L0, KM_TQ_L1, KM_TQ_L2, KM_TQ_L3};
+  uint8_t c[256];
+  km_ref_unpack3(codes, d, c);
+  for (int i = 0; i < d; ++i) x[i] = levels[c[i]];
+  for (int len = 1; len < d; len <<= 1)
+    for (int i = 0; i < d; ++i)
+      if (!(i & len)) {
+        const double a = x[i], b = x[i | len];
+        x[i] = a + b;
+        x[i | len] = a - b;
+      }
+  for (int i = 0; i < d; ++i) x[i] *= (km_ref_tq_negative(i) ? -norm : norm) / d;
+}
+
 /* One head row (token x kv_heads + KV head) decoded and scaled, into x[d]. */
 static void decode_row(const km_attn_ref_shape *s, const void *rows, const float *sc, double tensor_scale, size_t hr,
                        double *x) {
   const int d = s->head_dim;
+  if (s->kv == KM_REF_KV_TQ3) {
+    tq_row((const uint8_t *)rows + hr * (size_t)(3 * d / 8), d, sc[hr], x);
+    return;
+  }
   const double f = s->kv == KM_REF_KV_BF16 || s->kv == KM_REF_KV_U3 ? 1.0 : s->per_token ? sc[hr] : tensor_scale;
+  /* (TurboQuant returned above: its norms are in sc whatever per_token says) */
   for (int i = 0; i < d; ++i) x[i] = f * km_attn_ref_elem(rows, hr, i, d, s->kv);
 }
 

@@ -189,7 +189,32 @@ static void test_planner(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, many, 1, 2, 0, 100, err, sizeof err) == -1); /* 2 pages of a 1-token ctx */
 }
 
+/* TurboQuant: one visible token makes the output that token's V row, decoded from its codes and norm; it must
+ * be the quant reference's dequantized row (bf16 there). */
+static void test_tq3_one_token(void) {
+  enum { D = 128 };
+  uint16_t x[D], k16[D], q[D], deq[D], vside[2], kside[2];
+  uint8_t kc[3 * D / 8], vc[3 * D / 8];
+  for (int i = 0; i < D; ++i) {
+    x[i] = km_float_to_bf16(sinf(0.21f * (float)i) * 2.0f + (i % 32 == 7 ? 6.0f : 0.0f));
+    k16[i] = km_float_to_bf16(cosf(0.13f * (float)i));
+    q[i] = km_float_to_bf16(0.01f * (float)(i % 7));
+  }
+  km_ref_tq3_quantize_row(x, D, 1, vc, vside);
+  km_ref_tq3_quantize_row(k16, D, 0, kc, kside);
+  km_ref_tq3_dequantize_row(vc, vside[0], D, deq);
+  const float kn = km_ref_f16_to_f32(kside[0]), vn = km_ref_f16_to_f32(vside[0]);
+  km_attn_ref_shape s = {1, 1, D, 1, 0, KM_REF_KV_TQ3, 0, 1.0f, 1.0f, 0.088f};
+  float out[D];
+  km_attn_ref_step(&s, 1, q, kc, vc, &kn, &vn, NULL, 0, 1, out);
+  for (int i = 0; i < D; ++i) {
+    const double want = km_bf16_to_float(deq[i]);
+    KM_EXPECT_MSG(fabs(out[i] - want) <= 1e-2 * fabs(want) + 1e-3, "dim %d: %g vs %g", i, out[i], want);
+  }
+}
+
 int main(void) {
+  test_tq3_one_token();
   test_constant_values();
   test_one_token_and_window();
   test_softmax();

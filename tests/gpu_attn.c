@@ -52,7 +52,9 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads): 3-bit rows are head_dim / 32 records of 16 bytes per head */
-  const size_t rowb = t->kv == KM_ATTN_U3 ? (size_t)kvh * (d / 32) * KM_ATTN_U3_RECORD : row_elems * eb;
+  const size_t rowb = t->kv == KM_ATTN_U3    ? (size_t)kvh * (d / 32) * KM_ATTN_U3_RECORD
+                      : t->kv == KM_ATTN_TQ3 ? (size_t)kvh * d * 3 / 8
+                                             : row_elems * eb;
   int mbps = 1;
   size_t blocks = 0;
   for (int i = 0; i < t->batch; ++i) {
@@ -88,7 +90,11 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
       rec[12] = (unsigned char)sc, rec[13] = (unsigned char)(sc >> 8), rec[14] = (unsigned char)z, rec[15] = (unsigned char)(z >> 8);
     }
   }
-  for (size_t i = 0; i < n && t->kv != KM_ATTN_U3; ++i) {
+  for (size_t i = 0; i < cache_bytes && t->kv == KM_ATTN_TQ3; ++i) { /* any 3-bit code is a level */
+    kc[i] = (unsigned char)km_test_rng_next(&st);
+    vc[i] = (unsigned char)km_test_rng_next(&st);
+  }
+  for (size_t i = 0; i < n && t->kv != KM_ATTN_U3 && t->kv != KM_ATTN_TQ3; ++i) {
     if (eb == 2) {
       float kx = km_test_rng_normal(&st) * (((i % d) % 32) == 7 ? 8.f : 1.f), vx = km_test_rng_normal(&st);
       ((uint16_t *)kc)[i] = km_float_to_bf16(kx);
@@ -103,6 +109,15 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
     vs[i] = 0.02f + 0.1f * (float)(km_test_rng_next(&st) % 1000) / 1000.f;
   }
   const int per_token = (t->kv == KM_ATTN_FP8_E4M3 || t->kv == KM_ATTN_FP8_E5M2) && t->scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  /* TurboQuant: fp16 norms 4..12 (K) and (norm, residual) (V); the CPU reference reads them widened in ks / vs */
+  uint16_t *kside = malloc(rows * kvh * 2), *vside = malloc(rows * kvh * 4);
+  for (size_t i = 0; i < rows * kvh && t->kv == KM_ATTN_TQ3; ++i) {
+    kside[i] = km_ref_f32_to_f16(4.0f + 8.0f * (float)(km_test_rng_next(&st) % 1000) / 1000.f);
+    vside[2 * i] = km_ref_f32_to_f16(4.0f + 8.0f * (float)(km_test_rng_next(&st) % 1000) / 1000.f);
+    vside[2 * i + 1] = km_ref_f32_to_f16(0.5f);
+    ks[i] = km_ref_f16_to_f32(kside[i]);
+    vs[i] = km_ref_f16_to_f32(vside[2 * i]);
+  }
   const size_t qn = (size_t)t->batch * t->q_len * t->heads * d;
   uint16_t *q = malloc(qn * 2);
   for (size_t i = 0; i < qn; ++i) q[i] = km_float_to_bf16(km_test_rng_normal(&st));
@@ -129,7 +144,11 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
     }
   }
   /* device */
-  void *dk, *dv, *dq, *dout, *dout2, *dks, *dvs, *dtab, *dctx, *dsel = NULL, *ws = NULL;
+  void *dk, *dv, *dq, *dout, *dout2, *dks, *dvs, *dtab, *dctx, *dsel = NULL, *ws = NULL, *dkside, *dvside;
+  KM_EXPECT_CUDA(cudaMalloc(&dkside, rows * kvh * 2));
+  KM_EXPECT_CUDA(cudaMalloc(&dvside, rows * kvh * 4));
+  KM_EXPECT_CUDA(cudaMemcpy(dkside, kside, rows * kvh * 2, cudaMemcpyHostToDevice));
+  KM_EXPECT_CUDA(cudaMemcpy(dvside, vside, rows * kvh * 4, cudaMemcpyHostToDevice));
   KM_EXPECT_CUDA(cudaMalloc(&dk, cache_bytes));
   KM_EXPECT_CUDA(cudaMalloc(&dv, cache_bytes));
   KM_EXPECT_CUDA(cudaMalloc(&dks, rows * kvh * sizeof(float)));
@@ -162,7 +181,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
   }
   KM_EXPECT_CUDA(km_attn_plan_upload(&plan, 0));
   if (km_attn_workspace_bytes(&plan)) KM_EXPECT_CUDA(cudaMalloc(&ws, km_attn_workspace_bytes(&plan)));
-  km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws};
+  km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws, dkside, dvside};
   KM_EXPECT_CUDA(cudaMemset(dout, 0xFF, qn * 2));
   KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
   KM_EXPECT_CUDA(cudaDeviceSynchronize());
@@ -217,7 +236,8 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
-  cudaFree(dtab), cudaFree(dctx), cudaFree(dsel), cudaFree(ws);
+  cudaFree(dtab), cudaFree(dctx), cudaFree(dsel), cudaFree(ws), cudaFree(dkside), cudaFree(dvside);
+  free(kside), free(vside);
   free(perm), free(table), free(kc), free(vc), free(ks), free(vs), free(q), free(sel), free(got), free(got2);
 }
 
@@ -260,7 +280,7 @@ int main(void) {
   static const int c1[] = {1};
   static const int c700[] = {700, 333};
   static const int c_eq[] = {300, 290}; /* 19 pages each */
-  const km_attn_kv B = KM_ATTN_BF16, E4 = KM_ATTN_FP8_E4M3, E5 = KM_ATTN_FP8_E5M2, U3 = KM_ATTN_U3;
+  const km_attn_kv B = KM_ATTN_BF16, E4 = KM_ATTN_FP8_E4M3, E5 = KM_ATTN_FP8_E5M2, U3 = KM_ATTN_U3, TQ = KM_ATTN_TQ3;
   const km_attn_scale TEN = KM_ATTN_SCALE_TENSOR, TOK = KM_ATTN_SCALE_TOKEN_HEAD;
   const tcase cases[] = {
       {"gqa 8:2 d128 bf16", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 0},
@@ -299,6 +319,12 @@ int main(void) {
       {"3-bit mqa 32:1 (two m-tiles)", 32, 1, 128, 16, 1, 0, U3, TEN, 2, c700, 0, 0},
       {"3-bit q_len 4 (16 rows)", 32, 8, 128, 16, 4, 0, U3, TEN, 2, c700, 0, 0},
       {"3-bit pages", 8, 2, 128, 16, 1, 0, U3, TEN, 2, c700, 7, 0},
+      {"TurboQuant gqa 8:2", 8, 2, 128, 16, 1, 0, TQ, TEN, 3, c3, 0, 0},
+      {"TurboQuant split 3, one long many short", 32, 8, 128, 16, 1, 0, TQ, TEN, 9, c_long, 0, 3},
+      {"TurboQuant bs32, q_len 3, window 40", 8, 2, 128, 32, 3, 40, TQ, TEN, 3, c3q, 0, 2},
+      {"TurboQuant mqa 32:1 (two m-tiles)", 32, 1, 128, 16, 1, 0, TQ, TEN, 2, c700, 0, 0},
+      {"TurboQuant q_len 4 (16 rows), split", 32, 8, 128, 16, 4, 0, TQ, TEN, 2, c700, 0, 2},
+      {"TurboQuant pages", 8, 2, 128, 16, 1, 0, TQ, TEN, 2, c700, 7, 0},
   };
   /* the prefetch-depth variants (head_dim 128, <= 8 rows): a few cases each */
   static const int depths[] = {1, 2, 4};
@@ -314,7 +340,8 @@ int main(void) {
   /* every case through both tile pipelines (the simple kernel checked once) */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     run_case(&cases[i], 1, KM_ATTN_PIPE_REGISTERS);
-    if (cases[i].kv != KM_ATTN_U3) run_case(&cases[i], 0, KM_ATTN_PIPE_SMEM_RING); /* 3-bit: registers only */
+    if (cases[i].kv != KM_ATTN_U3 && cases[i].kv != KM_ATTN_TQ3)
+      run_case(&cases[i], 0, KM_ATTN_PIPE_SMEM_RING); /* 3-bit: registers only */
   }
   return km_test_finish("gpu_attn");
 }
