@@ -923,6 +923,8 @@ static const km_derived attn_cases_derived[] = {
      0, 0},
     {"kv_quant", "bf16 step / uniform 3-bit step, b16 x 32K (speed-up x; the byte ratio is 4)", KM_DERIVED_RATIO,
      GQA_B16_32K, "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k", NULL, {NULL}, 0, 0, 0},
+    {"kv_quant", "bf16 step / TurboQuant 3-bit step, b16 x 32K (speed-up x; the byte ratio is 5.0 with the norms)",
+     KM_DERIVED_RATIO, GQA_B16_32K, "attn/decode/gqa32x8/d128/turboquant3/b16/ctx32k", NULL, {NULL}, 0, 0, 0},
     {"kv_quant", "fp8 e4m3 per-token-head step / uniform 3-bit step, b64 x 32K (speed-up x; the byte ratio is 2)",
      KM_DERIVED_RATIO, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b64/ctx32k",
      "attn/decode/gqa32x8/d128/int3_g32/b64/ctx32k", NULL, {NULL}, 0, 0, 0},
