@@ -78,6 +78,8 @@ typedef struct km_attn_shape {
   km_attn_pipe pipe;   /* 0: registers */
   int prefetch;        /* register pipeline's tiles in flight per warp: 0 = the format's default (bf16 1,
                           fp8 2, 3-bit 4); 1, 2 or 4 for the depth-variant rows (head_dim 128, <= 8 rows) */
+  int pair;            /* 1: two tiles per softmax step (one max/sum reduction per 32 tokens; head_dim 128,
+                          <= 8 rows, register pipeline; bf16 then holds 2 tiles in flight) */
 } km_attn_shape;
 
 /* 0 when the shape is supported, else a static reason. */

@@ -555,7 +555,9 @@ struct RingSource {
   __device__ __forceinline__ void finish() { cp_async_wait<0>(); }  // no copy outlives the kernel
 };
 
-template <int D, int KV, int MT_, int PIPE, int PFO = 0>
+// TT: tiles per softmax step (1; 2 for the paired-tile rows: one max/sum reduction and one O rescale per
+// 32 tokens).
+template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1>
 __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -652,113 +654,154 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
     src.ring_s = smem_addr(src.ring);
   }
   constexpr int N = Source::N;
-  src.start(it);
-  for (int i0 = tb; i0 < te; i0 += N) {
+  static_assert(TT == 1 || (PIPE == KM_ATTN_PIPE_REGISTERS && N % 2 == 0), "pairs of tiles: registers, even depth");
+  // One step over CNT (1 or 2) consecutive tiles i.. in slots u..: their scores, one online-softmax update
+  // over all their tokens (one max and sum reduction, one rescale of O), then P V tile by tile.
+  auto step = [&](auto cnt_c, const int u, const int i) {
+    constexpr int CNT = decltype(cnt_c)::value;
+    int tok0[CNT];
 #pragma unroll
-    for (int u = 0; u < N; ++u) {
-      const int i = i0 + u;
-      if (i >= te) break;
-      src.arrive(it, i, u);
-      const int tok0 = src.tile_of(u) * KM_ATTN_TILE;
-      // ---- S = Q K^T for the tile's 16 tokens (n8 tile t: tokens 8t + g of K, columns 8t + 2c + e of S)
-      float s[MT][2][4];
+    for (int k = 0; k < CNT; ++k) {
+      src.arrive(it, i + k, u + k);
+      tok0[k] = src.tile_of(u + k) * KM_ATTN_TILE;
+    }
+    // ---- S = Q K^T for the tiles' tokens (n8 tile tt: tokens 8 (tt % 2) + g of tile tt / 2)
+    float s[MT][2 * CNT][4];
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int t = 0; t < 2; ++t) s[mt][t][0] = s[mt][t][1] = s[mt][t][2] = s[mt][t][3] = 0.f;
+      for (int tt = 0; tt < 2 * CNT; ++tt) s[mt][tt][0] = s[mt][tt][1] = s[mt][tt][2] = s[mt][tt][3] = 0.f;
+#pragma unroll
+    for (int k = 0; k < CNT; ++k)
 #pragma unroll
       for (int t = 0; t < 2; ++t) {
         Row<T::KBYTES> kr;
-        src.k_row(it, u, t, kr);
+        src.k_row(it, u + k, t, kr);
 #pragma unroll
         for (int ks = 0; ks < T::KSTEPS; ++ks) {
           uint32_t b0, b1;
           k_frag<D, KV>(kr.w, ks, b0, b1);
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][t], qa[mt][ks], b0, b1);
+          for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
         }
       }
-      // per-token scales of this thread's four tokens (2c + e + 8t)
-      float ksc[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vsc[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
+    // per-token scales of this thread's tokens (2c + e + 8 (tt % 2) of tile tt / 2)
+    float ksc[2 * CNT][2], vsc[2 * CNT][2];
+#pragma unroll
+    for (int k = 0; k < CNT; ++k) {
+      float kk[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vv[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
       if constexpr (T::FP8) {
-        if (p.per_token) src.scales(it, u, ksc, vsc);
+        if (p.per_token) src.scales(it, u + k, kk, vv);
       }
       if constexpr (T::TQ) {
-        src.scales(it, u, ksc, vsc);
+        src.scales(it, u + k, kk, vv);
         // the pool's rows past the context may hold any norm: their P is 0, and so must be P x norm
-        if (tok0 + KM_ATTN_TILE > ctx) {
+        if (tok0[k] + KM_ATTN_TILE > ctx) {
 #pragma unroll
           for (int t = 0; t < 2; ++t)
 #pragma unroll
             for (int e = 0; e < 2; ++e)
-              if (tok0 + 8 * t + 2 * c + e >= ctx) vsc[t][e] = 0.f;
+              if (tok0[k] + 8 * t + 2 * c + e >= ctx) vv[t][e] = 0.f;
         }
       }
-      src.after_s(it, i, u);
-      // ---- mask (only tiles that reach past a query's position or before a window), online softmax
-      const bool edge = tok0 + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0 <= ctx - 1 - p.window);
-      uint32_t pa[MT][4];
-      if constexpr (T::HALVES == 1) {
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) pa[mt][1] = pa[mt][3] = 0u;
-      }
+      for (int t = 0; t < 2; ++t)
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+        for (int e = 0; e < 2; ++e) {
+          ksc[2 * k + t][e] = kk[t][e];
+          vsc[2 * k + t][e] = vv[t][e];
+        }
+    }
 #pragma unroll
-        for (int h = 0; h < T::HALVES; ++h) {
-          float x[2][2];
-          float mx = -INFINITY;
+    for (int k = 0; k < CNT; ++k) src.after_s(it, i + k, u + k);
+    // ---- mask (only tiles that reach past a query's position or before a window), online softmax
+    bool edge[CNT];
 #pragma unroll
-          for (int t = 0; t < 2; ++t)
+    for (int k = 0; k < CNT; ++k)
+      edge[k] = tok0[k] + KM_ATTN_TILE - 1 > q_first || (p.window > 0 && tok0[k] <= ctx - 1 - p.window);
+    uint32_t pa[CNT][MT][4];
+    if constexpr (T::HALVES == 1) {
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              float v = s[mt][t][2 * h + e] * s_log2 * ksc[t][e];
-              if (edge) {
-                const int pos = tok0 + 8 * t + 2 * c + e;
-                if (pos > qpos[mt][h] || (p.window > 0 && pos <= qpos[mt][h] - p.window)) v = -INFINITY;
-              }
-              x[t][e] = v;
-              mx = fmaxf(mx, v);
+      for (int k = 0; k < CNT; ++k)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) pa[k][mt][1] = pa[k][mt][3] = 0u;
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int h = 0; h < T::HALVES; ++h) {
+        float x[2 * CNT][2];
+        float mx = -INFINITY;
+#pragma unroll
+        for (int tt = 0; tt < 2 * CNT; ++tt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float v = s[mt][tt][2 * h + e] * s_log2 * ksc[tt][e];
+            if (edge[tt / 2]) {
+              const int pos = tok0[tt / 2] + 8 * (tt % 2) + 2 * c + e;
+              if (pos > qpos[mt][h] || (p.window > 0 && pos <= qpos[mt][h] - p.window)) v = -INFINITY;
             }
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-          const float m_new = fmaxf(m[mt][h], mx);
-          const float m_use = m_new == -INFINITY ? 0.f : m_new;
-          const float corr = exp2f(m[mt][h] - m_use);
-          m[mt][h] = m_new;
-          float pr[2][2], sum = 0.f;
-#pragma unroll
-          for (int t = 0; t < 2; ++t)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              pr[t][e] = exp2f(x[t][e] - m_use);
-              sum += pr[t][e];
-            }
-          l[mt][h] = l[mt][h] * corr + sum;
-#pragma unroll
-          for (int j = 0; j < T::NT; ++j) {
-            o[mt][j][2 * h] *= corr;
-            o[mt][j][2 * h + 1] *= corr;
+            x[tt][e] = v;
+            mx = fmaxf(mx, v);
           }
-          pa[mt][h] = pack_f32x2(pr[0][0] * vsc[0][0], pr[0][1] * vsc[0][1], T::F16);      // k 2c, 2c+1
-          pa[mt][2 + h] = pack_f32x2(pr[1][0] * vsc[1][0], pr[1][1] * vsc[1][1], T::F16);  // k 2c+8, 2c+9
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m[mt][h], mx);
+        const float m_use = m_new == -INFINITY ? 0.f : m_new;
+        const float corr = exp2f(m[mt][h] - m_use);
+        m[mt][h] = m_new;
+        float pr[2 * CNT][2], sum = 0.f;
+#pragma unroll
+        for (int tt = 0; tt < 2 * CNT; ++tt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            pr[tt][e] = exp2f(x[tt][e] - m_use);
+            sum += pr[tt][e];
+          }
+        l[mt][h] = l[mt][h] * corr + sum;
+#pragma unroll
+        for (int j = 0; j < T::NT; ++j) {
+          o[mt][j][2 * h] *= corr;
+          o[mt][j][2 * h + 1] *= corr;
         }
-      // ---- O += P V; V rows past the context are zeroed (the pool may hold anything there)
+#pragma unroll
+        for (int k = 0; k < CNT; ++k) {
+          const int t0 = 2 * k, t1 = 2 * k + 1;
+          pa[k][mt][h] = pack_f32x2(pr[t0][0] * vsc[t0][0], pr[t0][1] * vsc[t0][1], T::F16);      // k 2c, 2c+1
+          pa[k][mt][2 + h] = pack_f32x2(pr[t1][0] * vsc[t1][0], pr[t1][1] * vsc[t1][1], T::F16);  // k 2c+8, 2c+9
+        }
+      }
+    // ---- O += P V tile by tile; V rows past the context are zeroed (the pool may hold anything there)
+#pragma unroll
+    for (int k = 0; k < CNT; ++k) {
       Row<T::VBYTES> vr[4];
-      src.v_rows(it, u, vr);
-      if (tok0 + KM_ATTN_TILE > ctx) {
+      src.v_rows(it, u + k, vr);
+      if (tok0[k] + KM_ATTN_TILE > ctx) {
 #pragma unroll
         for (int w = 0; w < 4; ++w)
-          if (tok0 + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
+          if (tok0[k] + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
       }
       const VPair<KV, T::VBYTES> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
 #pragma unroll
       for (int j = 0; j < T::NT; ++j) {
         const uint32_t b0 = v01.frag(j), b1 = v23.frag(j);
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[mt], b0, b1);
+        for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[k][mt], b0, b1);
       }
-      src.after_pv(it, i, u);
+    }
+#pragma unroll
+    for (int k = 0; k < CNT; ++k) src.after_pv(it, i + k, u + k);
+  };
+  src.start(it);
+  for (int i0 = tb; i0 < te; i0 += N) {
+#pragma unroll
+    for (int u = 0; u < N; u += TT) {
+      const int i = i0 + u;
+      if (i >= te) break;
+      if (TT == 2 && i + 1 < te)
+        step(std::integral_constant<int, 2>{}, u, i);
+      else
+        step(std::integral_constant<int, 1>{}, u, i);
     }
   }
   src.finish();
@@ -857,10 +900,10 @@ struct Kern {
   int smem;
 };
 
-template <int D, int KV, int MT, int PIPE, int PFO = 0>
+template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -897,6 +940,13 @@ Kern kernel_prefetch(int prefetch) {
   }
 }
 
+// The paired-tile variant of a format (head_dim 128, <= 8 rows, register pipeline, the format's depth or 2
+// for bf16, whose default of 1 cannot hold a pair).
+template <int KV>
+Kern kernel_paired() {
+  return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, KV == KM_ATTN_BF16 ? 2 : 0, 2>();
+}
+
 // A format's kernels at head_dim 64, 128 and 256.
 template <int KV>
 Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
@@ -909,12 +959,12 @@ Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
 }
 
 // Each format's launch descriptors (attn_decode_<format>.cu); {nullptr, 0} where it has none.
-// prefetch: the shape's override (0: the format's default depth).
-Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
-Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
-Kern kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
-Kern kernels_u3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
-Kern kernels_tq3(int head_dim, int mt, km_attn_pipe pipe, int prefetch);
+// prefetch: the shape's override (0: the format's default depth); pair: the paired-tile variant.
+Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
+Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
+Kern kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
+Kern kernels_u3(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
+Kern kernels_tq3(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
 
 }  // namespace km_attn_detail
 

@@ -43,6 +43,7 @@ typedef struct attn_params {
   int evicted_from; /* compacted cache: the context before eviction (the step runs at ctx) */
   km_attn_pipe pipe; /* how tiles reach the tensor cores (0: registers) */
   int prefetch;      /* register pipeline's tiles in flight per warp (0: the format's default) */
+  int pair;          /* two tiles per softmax step */
 } attn_params;
 
 enum {
@@ -167,6 +168,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.scale = p->scale;
   r->sh.pipe = p->pipe;
   r->sh.prefetch = p->prefetch;
+  r->sh.pair = p->pair;
   r->batch = p->batch;
 }
 
@@ -742,6 +744,13 @@ PDEPTH(pf4_bf16_b16_32k, BF, TEN, 4);
 PDEPTH(pf4_fp8_b16_32k, E4, TOK, 4);
 PDEPTH(pf2_u3_b16_32k, KM_ATTN_U3, TEN, 2);
 PDEPTH(pf1_u3_b16_32k, KM_ATTN_U3, TEN, 1);
+/* two tiles per softmax step, each format at b16 x 32K */
+#define PPAIR(name, kv, sc) \
+  static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
+PPAIR(pair_bf16_b16_32k, BF, TEN);
+PPAIR(pair_fp8_b16_32k, E4, TOK);
+PPAIR(pair_u3_b16_32k, KM_ATTN_U3, TEN);
+PPAIR(pair_tq3_b16_32k, KM_ATTN_TQ3, TEN);
 
 /* layouts, head dims, formats, block sizes, q_len, skew */
 P(mha_b1_16k, A_DECODE, 32, 32, 128, BF, TEN, 1, 16384, 16, 1, 0, 0, 0, 0);
@@ -844,6 +853,15 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/ring", "kv_quant", SUM_RING, run_attn,
      &ring_fp8_b16_32k, 0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
 #define SUM_PF "the same step with another prefetch depth (tiles in flight per warp, register pipeline)"
+#define SUM_PAIR "the same step with two tiles per softmax step (one max and sum reduction per 32 tokens)"
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pair", T_GQA, SUM_PAIR, run_attn, &pair_bf16_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/pair", "kv_quant", SUM_PAIR, run_attn, &pair_fp8_b16_32k,
+     0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pair", "kv_quant", SUM_PAIR, run_attn, &pair_u3_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/turboquant3/b16/ctx32k/pair", "kv_quant", SUM_PAIR, run_attn, &pair_tq3_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/turboquant3/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pf2", T_GQA, SUM_PF, run_attn, &pf2_bf16_b16_32k, 0,
      "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pf4", T_GQA, SUM_PF, run_attn, &pf4_bf16_b16_32k, 0,

@@ -40,15 +40,16 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
   }
 }
 
-static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, int prefetch);
-static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) { run_case_with(t, check_naive, pipe, 0); }
-static void run_case_depth(const tcase *t, int prefetch) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, prefetch); }
+static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, int prefetch, int pair);
+static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) { run_case_with(t, check_naive, pipe, 0, 0); }
+static void run_case_depth(const tcase *t, int prefetch) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, prefetch, 0); }
+static void run_case_pair(const tcase *t) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, 0, 1); }
 
-static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, int prefetch) {
+static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, int prefetch, int pair) {
   if (t->batch < 1 || t->batch > 4096) return;
   uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->d * 7 + t->kv * 3 + t->batch + t->q_len * 17 +
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
-  km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale, pipe, prefetch};
+  km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale, pipe, prefetch, pair};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads): 3-bit rows are head_dim / 32 records of 16 bytes per head */
@@ -230,9 +231,10 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
     }
     free(kr), free(vr), free(ksr), free(vsr), free(ref);
   }
-  KM_EXPECT_MSG(bad == 0, "%s (%s pipeline, prefetch %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d)",
-                t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", prefetch, bad, qn, plan.num_chunks,
-                plan.chunk_tiles, plan.split);
+  KM_EXPECT_MSG(bad == 0,
+                "%s (%s pipeline, prefetch %d, pair %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d)",
+                t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", prefetch, pair, bad, qn,
+                plan.num_chunks, plan.chunk_tiles, plan.split);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
@@ -255,6 +257,11 @@ static void test_plan_errors(void) {
   KM_EXPECT(km_attn_shape_error(&bad_depth) == NULL);
   bad_depth.head_dim = 64;
   KM_EXPECT(km_attn_shape_error(&bad_depth) != NULL);
+  km_attn_shape bad_pair = sh;
+  bad_pair.pair = 1;
+  KM_EXPECT(km_attn_shape_error(&bad_pair) == NULL);
+  bad_pair.prefetch = 2;
+  KM_EXPECT(km_attn_shape_error(&bad_pair) != NULL);
   km_attn_shape bad_pipe = sh;
   bad_pipe.pipe = (km_attn_pipe)7;
   KM_EXPECT(km_attn_shape_error(&bad_pipe) != NULL);
@@ -337,6 +344,18 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i)
     for (size_t k = 0; k < sizeof depths / sizeof depths[0]; ++k) run_case_depth(&depth_cases[i], depths[k]);
+  /* paired tiles (odd tile counts end on a single tile; windows and pages mask inside a pair) */
+  const tcase pair_cases[] = {
+      {"pair: gqa 8:2 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},
+      {"pair: one long many short bf16", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 0},
+      {"pair: bf16 window 40, q_len 2", 8, 2, 128, 16, 2, 40, B, TEN, 3, c3q, 0, 0},
+      {"pair: fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 9, c_long, 0, 3},
+      {"pair: fp8 pages", 8, 2, 128, 16, 1, 0, E4, TOK, 2, c700, 7, 0},
+      {"pair: 3-bit bs32 window 40", 8, 2, 128, 32, 1, 40, U3, TEN, 3, c3, 0, 2},
+      {"pair: TurboQuant split 3", 32, 8, 128, 16, 1, 0, TQ, TEN, 9, c_long, 0, 3},
+      {"pair: TurboQuant pages", 8, 2, 128, 16, 1, 0, TQ, TEN, 2, c700, 7, 0},
+  };
+  for (size_t i = 0; i < sizeof pair_cases / sizeof pair_cases[0]; ++i) run_case_pair(&pair_cases[i]);
   /* every case through both tile pipelines (the simple kernel checked once) */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     run_case(&cases[i], 1, KM_ATTN_PIPE_REGISTERS);
