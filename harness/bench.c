@@ -552,16 +552,10 @@ double km_bench_stage_us(km_bench *b, const char *name, km_enqueue_fn fn, void *
 }
 
 /* ---- the trampoline Google Benchmark calls */
-static double mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void run_case(gb_state *st, void *arg) {
   km_registered *r = arg;
   km_bench b;
-  const double t0 = mono_s();
+  const double t0 = km_host_now_s();
   memset(&b, 0, sizeof b);
   b.ctx = r->ctx;
   b.c = r->c;
@@ -574,7 +568,7 @@ static void run_case(gb_state *st, void *arg) {
   }
   if (!b.failed && !b.skipped && !b.measured) km_bench_fail(&b, "the case returned without measuring");
   /* what the case cost the run, set-up and checks included (where a full run's time goes) */
-  if (!b.failed && !b.skipped) gb_counter(st, "case_wall_s", mono_s() - t0);
+  if (!b.failed && !b.skipped) gb_counter(st, "case_wall_s", km_host_now_s() - t0);
   if (b.failed) {
     fprintf(stderr, "%s: %s\n", r->c->name, b.message);
     if (!gb_error_occurred(st)) gb_skip_with_error(st, b.message);

@@ -6,20 +6,20 @@
 
 #include "timer.h"
 
-static double now_seconds(void) {
+double km_host_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int timed(km_host_timer *t, int count, double *seconds, char *err, size_t errlen) {
-  double t0 = now_seconds();
+  double t0 = km_host_now_s();
   for (int i = 0; i < count; i++)
     if (t->fn(t->arg, t->rep++) != 0) {
       snprintf(err, errlen, "host call %d failed", t->rep - 1);
       return -1;
     }
-  *seconds = now_seconds() - t0;
+  *seconds = km_host_now_s() - t0;
   return 0;
 }
 

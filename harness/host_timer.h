@@ -16,6 +16,9 @@ typedef struct km_host_timer {
   double shortest_sample_s; /* the shortest sample taken so far (whole batch) */
 } km_host_timer;
 
+/* CLOCK_MONOTONIC in seconds. */
+double km_host_now_s(void);
+
 /* Warm up and calibrate; min_sample_s <= 0 (smoke runs): one warm-up call, batch 1.
  * 0 ok; -1 with the message in err (a call failed). */
 int km_host_timer_init(km_host_timer *t, km_host_fn fn, void *arg, double min_sample_s, char *err, size_t errlen);
