@@ -163,14 +163,19 @@ int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int 
   return best;
 }
 
-size_t row_bytes(const km_attn_shape *s) {
-  const size_t head = s->kv == KM_ATTN_U3    ? (size_t)s->head_dim / 2
-                      : s->kv == KM_ATTN_TQ3 ? (size_t)s->head_dim * 3 / 8
-                                             : (size_t)s->head_dim * (s->kv == KM_ATTN_BF16 ? 2 : 1);
-  return (size_t)s->num_kv_heads * head;
-}
+size_t row_bytes(const km_attn_shape *s) { return (size_t)s->num_kv_heads * km_attn_head_bytes(s->kv, s->head_dim); }
 
 }  // namespace
+
+extern "C" size_t km_attn_head_bytes(km_attn_kv kv, int head_dim) {
+  const size_t d = (size_t)head_dim;
+  switch (kv) {
+    case KM_ATTN_BF16: return 2 * d;
+    case KM_ATTN_U3: return d / 32 * KM_ATTN_U3_RECORD;
+    case KM_ATTN_TQ3: return 3 * d / 8;
+    default: return d;
+  }
+}
 
 extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->num_heads < 1 || s->num_kv_heads < 1 || s->num_heads % s->num_kv_heads)

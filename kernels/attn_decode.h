@@ -82,6 +82,10 @@ typedef struct km_attn_shape {
                           <= 8 rows, register pipeline; bf16 then holds 2 tiles in flight) */
 } km_attn_shape;
 
+/* Bytes of one (token, KV head) row of a cache in format kv: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte
+ * records of 32 values), TurboQuant 3d / 8 (its fp16 norms are apart, in k_side / v_side). */
+size_t km_attn_head_bytes(km_attn_kv kv, int head_dim);
+
 /* 0 when the shape is supported, else a static reason. */
 const char *km_attn_shape_error(const km_attn_shape *s);
 

@@ -100,16 +100,10 @@ typedef struct attn_run {
 
 static size_t elem_bytes(km_attn_kv kv) { return kv == KM_ATTN_BF16 ? 2 : 1; }
 static int is_fp8(km_attn_kv kv) { return kv == KM_ATTN_FP8_E4M3 || kv == KM_ATTN_FP8_E5M2; }
-/* Bytes of one (token, KV head) row of the cache: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte records of 32),
- * TurboQuant 3d / 8 (its fp16 norms apart: side_bytes). */
-static size_t head_bytes(km_attn_kv kv, int d) {
-  if (kv == KM_ATTN_TQ3) return (size_t)d * 3 / 8;
-  return kv == KM_ATTN_U3 ? (size_t)d / 32 * KM_ATTN_U3_RECORD : (size_t)d * elem_bytes(kv);
-}
 /* TurboQuant's side data per (token, KV head): K's fp16 norm, V's norm and residual norm. */
 static size_t side_bytes(km_attn_kv kv, int is_v) { return kv == KM_ATTN_TQ3 ? (is_v ? 4 : 2) : 0; }
 static size_t row_bytes(const attn_run *r) {
-  return (size_t)r->sh.num_kv_heads * head_bytes(r->sh.kv, r->sh.head_dim);
+  return (size_t)r->sh.num_kv_heads * km_attn_head_bytes(r->sh.kv, r->sh.head_dim);
 }
 static size_t out_elems(const attn_run *r) {
   return (size_t)r->batch * r->sh.q_len * r->sh.num_heads * r->sh.head_dim;

@@ -52,10 +52,8 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
   km_attn_shape sh = {t->heads, t->kv_heads, t->d, t->bs, t->q_len, t->window, t->kv, t->scale, pipe, prefetch, pair};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
-  /* bytes of one token's row (all KV heads): 3-bit rows are head_dim / 32 records of 16 bytes per head */
-  const size_t rowb = t->kv == KM_ATTN_U3    ? (size_t)kvh * (d / 32) * KM_ATTN_U3_RECORD
-                      : t->kv == KM_ATTN_TQ3 ? (size_t)kvh * d * 3 / 8
-                                             : row_elems * eb;
+  /* bytes of one token's row (all KV heads) */
+  const size_t rowb = (size_t)kvh * km_attn_head_bytes(t->kv, d);
   int mbps = 1;
   size_t blocks = 0;
   for (int i = 0; i < t->batch; ++i) {
@@ -65,7 +63,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, in
   }
   blocks += 3; /* unused blocks in the pool */
   /* a random permutation of pool blocks, handed out in order */
-  int32_t *perm = malloc((size_t)blocks * sizeof *perm), *table = calloc((size_t)t->batch * (size_t)mbps, sizeof *table);
+  int32_t *perm = malloc((size_t)blocks * sizeof *perm), *table = calloc((size_t)(unsigned)t->batch * (unsigned)mbps, sizeof *table);
   for (size_t i = 0; i < blocks; ++i) perm[i] = (int32_t)i;
   for (size_t i = blocks - 1; i > 0; --i) {
     size_t j = (size_t)(km_test_rng_next(&st) % (uint64_t)(i + 1));
