@@ -501,24 +501,24 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
   if (per_token && (stage_rows(b, r, r->k_scale, sb, seq, (unsigned char *)ks) ||
                     stage_rows(b, r, r->v_scale, sb, seq, (unsigned char *)vs)))
     return 1;
-  /* TurboQuant: the fp16 norms in token order, widened into ks / vs below (their pinned room is 2x enough) */
-  if (tq && (stage_rows(b, r, r->args.k_side, (size_t)kvh * 2, seq, (unsigned char *)ks) ||
-             stage_rows(b, r, r->args.v_side, (size_t)kvh * 4, seq, (unsigned char *)vs)))
-    return 1;
+  /* TurboQuant: the fp16 side data in token order (K: norm; V: norm, residual), widened into ks / vs below */
+  uint16_t *kh = NULL, *vh = NULL;
+  if (tq) {
+    kh = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * 2);
+    vh = km_bench_pinned_alloc(b, blocks * r->sh.block_size * kvh * 4);
+    if (!kh || !vh || stage_rows(b, r, r->args.k_side, (size_t)kvh * 2, seq, (unsigned char *)kh) ||
+        stage_rows(b, r, r->args.v_side, (size_t)kvh * 4, seq, (unsigned char *)vh))
+      return 1;
+  }
   if (cudaMemcpyAsync(q, r->q + (size_t)seq * ql * heads * d, (size_t)ql * heads * d * 2, cudaMemcpyDeviceToHost, s) !=
           cudaSuccess ||
       cudaStreamSynchronize(s) != cudaSuccess) {
     km_bench_fail(b, "staging sequence %d failed", seq);
     return 1;
   }
-  if (tq) { /* widen in place, from the end: float i overlaps fp16 2i and 2i + 1 only for i >= its source */
-    const size_t n = (size_t)ctx * kvh;
-    const uint16_t *kh = (const uint16_t *)ks, *vh = (const uint16_t *)vs;
-    for (size_t i = n; i-- > 0;) {
-      const float kn = km_ref_f16_to_f32(kh[i]), vn = km_ref_f16_to_f32(vh[2 * i]);
-      ks[i] = kn;
-      vs[i] = vn;
-    }
+  for (size_t i = 0; tq && i < (size_t)ctx * kvh; ++i) {
+    ks[i] = km_ref_f16_to_f32(kh[i]);
+    vs[i] = km_ref_f16_to_f32(vh[2 * i]);
   }
   km_attn_ref_shape rs = {heads, kvh, d, ql, r->sh.window, (km_attn_ref_kv)r->sh.kv, per_token, 1.0f, 1.0f,
                           r->args.sm_scale};
