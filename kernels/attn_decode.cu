@@ -188,13 +188,14 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
   if ((s->kv == KM_ATTN_U3 || s->kv == KM_ATTN_TQ3) && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
     return "3-bit KV: head_dim 128, register pipeline";
-  if (s->prefetch && ((s->prefetch != 1 && s->prefetch != 2 && s->prefetch != 4) || s->head_dim != 128 ||
-                      rows_of(s) > 8 || s->pipe != KM_ATTN_PIPE_REGISTERS || s->kv == KM_ATTN_FP8_E5M2 ||
+  // the depth and pair variants exist for one kernel shape only (kernel_prefetch, kernel_paired)
+  const bool variant_shape = s->head_dim == 128 && rows_of(s) <= 8 && s->pipe == KM_ATTN_PIPE_REGISTERS &&
+                             s->kv != KM_ATTN_FP8_E5M2;
+  if (s->prefetch && ((s->prefetch != 1 && s->prefetch != 2 && s->prefetch != 4) || !variant_shape ||
                       s->kv == KM_ATTN_TQ3))
     return "prefetch depth 1, 2 or 4: head_dim 128, <= 8 query rows per KV head, register pipeline, not e5m2 or "
            "TurboQuant";
-  if (s->pair && (s->pair != 1 || s->prefetch || s->head_dim != 128 || rows_of(s) > 8 ||
-                  s->pipe != KM_ATTN_PIPE_REGISTERS || s->kv == KM_ATTN_FP8_E5M2))
+  if (s->pair && (s->pair != 1 || s->prefetch || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
     return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";
