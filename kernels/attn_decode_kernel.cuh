@@ -425,25 +425,22 @@ struct RegSource {
     const char *base = it.p->k + it.head_row(row[u], T::RB) + it.c * T::KBYTES;
     load_row(kr[u][0], base + (size_t)it.g * it.row_stride);
     load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
-    if constexpr (T::TQ) {  // the rows' norms / head_dim: scores and P carry them (the rotation has no scale)
-#pragma unroll
-      for (int t = 0; t < 2; ++t)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const size_t si = ((size_t)row[u] + 8 * t + 2 * it.c + e) * it.p->kv_heads + it.kvh;
-          ksc[u][t][e] = __half2float(__ushort_as_half(__ldg(it.p->k_side + si))) * (1.f / T::DIM);
-          vsc[u][t][e] = __half2float(__ushort_as_half(__ldg(it.p->v_side + 2 * si))) * (T::VSF / T::DIM);
-        }
-    }
-    if constexpr (T::FP8) {
-      if (it.p->per_token) {
+    // per-token scales of the thread's four tokens: fp8 per token-head, or TurboQuant's norms / head_dim
+    // (scores and P carry them: the rotation has no scale)
+    if constexpr (T::FP8 || T::TQ) {
+      if (T::TQ || it.p->per_token) {
 #pragma unroll
         for (int t = 0; t < 2; ++t)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const size_t si = ((size_t)row[u] + 8 * t + 2 * it.c + e) * it.p->kv_heads + it.kvh;
-            ksc[u][t][e] = __ldg(it.p->k_scale + si);
-            vsc[u][t][e] = __ldg(it.p->v_scale + si) * T::VSF;
+            if constexpr (T::TQ) {
+              ksc[u][t][e] = __half2float(__ushort_as_half(__ldg(it.p->k_side + si))) * (1.f / T::DIM);
+              vsc[u][t][e] = __half2float(__ushort_as_half(__ldg(it.p->v_side + 2 * si))) * (T::VSF / T::DIM);
+            } else {
+              ksc[u][t][e] = __ldg(it.p->k_scale + si);
+              vsc[u][t][e] = __ldg(it.p->v_scale + si) * T::VSF;
+            }
           }
       }
     }
@@ -690,11 +687,10 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
 #pragma unroll
     for (int k = 0; k < CNT; ++k) {
       float kk[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, vv[2][2] = {{1.f, 1.f}, {1.f, 1.f}};
-      if constexpr (T::FP8) {
-        if (p.per_token) src.scales(it, u + k, kk, vv);
+      if constexpr (T::FP8 || T::TQ) {
+        if (T::TQ || p.per_token) src.scales(it, u + k, kk, vv);
       }
       if constexpr (T::TQ) {
-        src.scales(it, u + k, kk, vv);
         // the pool's rows past the context may hold any norm: their P is 0, and so must be P x norm
         if (tok0[k] + KM_ATTN_TILE > ctx) {
 #pragma unroll
