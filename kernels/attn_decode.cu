@@ -326,12 +326,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.table = a->block_table;
   p.ctx_lens = a->context_lens;
   p.sel = pl->sparse_pages > 0 ? a->selected : nullptr;
-  const km_split_chunks_dev dc = km_split_chunks_device(&pl->ch);
-  p.chunk_seq = dc.chunk_seq;
-  p.chunk_begin = dc.chunk_begin;
-  p.chunk_end = dc.chunk_end;
-  p.seq_chunk0 = dc.seq_chunk0;
-  p.seq_chunks = dc.seq_chunks;
+  km_split_chunks_bind(p, &pl->ch);
   p.out = a->out;
   p.heads = s->num_heads;
   p.kv_heads = s->num_kv_heads;

@@ -613,12 +613,7 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   p.table = a->block_table;
   p.ctx_lens = a->context_lens;
   const size_t nc = (size_t)pl->num_chunks;
-  const km_split_chunks_dev dc = km_split_chunks_device(&pl->ch);
-  p.chunk_seq = dc.chunk_seq;
-  p.chunk_begin = dc.chunk_begin;
-  p.chunk_end = dc.chunk_end;
-  p.seq_chunk0 = dc.seq_chunk0;
-  p.seq_chunks = dc.seq_chunks;
+  km_split_chunks_bind(p, &pl->ch);
   p.out = a->out;
   p.heads = s->num_heads;
   p.groups = s->num_heads / pl->cfg.rows;

@@ -41,6 +41,18 @@ km_split_chunks_dev km_split_chunks_device(const km_split_chunks *c);
 
 #ifdef __cplusplus
 }
+
+/* Point a kernel's parameter block (fields chunk_seq, chunk_begin, chunk_end, seq_chunk0, seq_chunks) at
+ * the device arrays. */
+template <typename Params>
+inline void km_split_chunks_bind(Params &p, const km_split_chunks *c) {
+  const km_split_chunks_dev d = km_split_chunks_device(c);
+  p.chunk_seq = d.chunk_seq;
+  p.chunk_begin = d.chunk_begin;
+  p.chunk_end = d.chunk_end;
+  p.seq_chunk0 = d.seq_chunk0;
+  p.seq_chunks = d.seq_chunks;
+}
 #endif
 
 #endif
