@@ -147,9 +147,10 @@ if has sanitize; then
   KM_SAN_TIMEOUT=${KM_SAN_TIMEOUT:-300} bash ../scripts/sanitize-gpu.sh . | tee -a "$summary"
 fi
 if has profile; then
-  # Nsight Compute over the kernels of the cases KM_PROFILE_FILTER selects (--smoke: each verified, then
-  # launched once), KM_PROFILE_KERNELS (regex, default: every kernel) at most KM_PROFILE_COUNT launches;
-  # clocks left alone. The report's text goes to profile.txt.
+  # Nsight Compute over the kernels of the cases KM_PROFILE_FILTER selects, KM_PROFILE_KERNELS (regex,
+  # default: every kernel) at most KM_PROFILE_COUNT launches; clocks left alone. KM_PROFILE_ARGS: micro's
+  # flags (default --smoke: each case verified, then launched once, on working sets cut to 16 MiB; "--quick"
+  # or "" profiles the case at its own size). The report's text goes to profile.txt.
   ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   if [ -z "${KM_PROFILE_FILTER:-}" ] || [ -z "$ncu_bin" ]; then
     note "profile: skipped (${ncu_bin:+set KM_PROFILE_FILTER}${ncu_bin:-no ncu on this machine})"
@@ -158,7 +159,7 @@ if has profile; then
     timeout -s INT 240 "$ncu_bin" --clock-control none ${KM_PROFILE_KERNELS:+-k "regex:$KM_PROFILE_KERNELS"} \
       -c "${KM_PROFILE_COUNT:-4}" --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
       --section WarpStateStats --section SchedulerStats --section LaunchStats \
-      ./micro --smoke --filter "$KM_PROFILE_FILTER" -- --benchmark_color=false >"$OUT/profile.txt" 2>&1
+      ./micro ${KM_PROFILE_ARGS---smoke} --filter "$KM_PROFILE_FILTER" -- --benchmark_color=false >"$OUT/profile.txt" 2>&1
     note "profile: exit $? in $(elapsed "$t0") s"
   fi
 fi
