@@ -155,12 +155,19 @@ if has profile; then
   if [ -z "${KM_PROFILE_FILTER:-}" ] || [ -z "$ncu_bin" ]; then
     note "profile: skipped (${ncu_bin:+set KM_PROFILE_FILTER}${ncu_bin:-no ncu on this machine})"
   else
-    t0=$(date +%s%N)
-    timeout -s INT 240 "$ncu_bin" --clock-control none ${KM_PROFILE_KERNELS:+-k "regex:$KM_PROFILE_KERNELS"} \
-      -c "${KM_PROFILE_COUNT:-4}" --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
-      --section WarpStateStats --section SchedulerStats --section LaunchStats \
-      ./micro ${KM_PROFILE_ARGS---smoke} --filter "$KM_PROFILE_FILTER" -- --benchmark_color=false >"$OUT/profile.txt" 2>&1
-    note "profile: exit $? in $(elapsed "$t0") s"
+    # KM_PROFILE_FILTER may hold several filters separated by ';': one Nsight Compute session each, so
+    # every case gets its own KM_PROFILE_COUNT launches (KM_PROFILE_TIMEOUT s each, default 240)
+    : >"$OUT/profile.txt"
+    IFS=';' read -ra profile_filters <<<"$KM_PROFILE_FILTER"
+    for pf in "${profile_filters[@]}"; do
+      t0=$(date +%s%N)
+      echo "==== profile: $pf" >>"$OUT/profile.txt"
+      timeout -s INT "${KM_PROFILE_TIMEOUT:-240}" "$ncu_bin" --clock-control none ${KM_PROFILE_KERNELS:+-k "regex:$KM_PROFILE_KERNELS"} \
+        -c "${KM_PROFILE_COUNT:-4}" --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+        --section WarpStateStats --section SchedulerStats --section LaunchStats \
+        ./micro ${KM_PROFILE_ARGS---smoke} --filter "$pf" -- --benchmark_color=false >>"$OUT/profile.txt" 2>&1
+      note "profile $pf: exit $? in $(elapsed "$t0") s"
+    done
   fi
 fi
 # at most 8 files come back: the results stay whole (the two --quick runs side by side), the logs travel in one archive
