@@ -84,13 +84,13 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Param
     *reinterpret_cast<uint32_t *>(orow + e) = pack_f32x2(out[e] * inv, out[e + 1] * inv, false);
 }
 
-Kern kernel_for_format(km_attn_kv kv, int d, int mt, km_attn_pipe pipe, int prefetch, int pair) {
-  switch (kv) {
-    case KM_ATTN_BF16: return kernels_bf16(d, mt, pipe, prefetch, pair);
-    case KM_ATTN_FP8_E4M3: return kernels_e4m3(d, mt, pipe, prefetch, pair);
-    case KM_ATTN_FP8_E5M2: return kernels_e5m2(d, mt, pipe, prefetch, pair);
-    case KM_ATTN_U3: return kernels_u3(d, mt, pipe, prefetch, pair);
-    case KM_ATTN_TQ3: return kernels_tq3(d, mt, pipe, prefetch, pair);
+Kern kernel_for_format(const km_attn_shape &s, int mt) {
+  switch (s.kv) {
+    case KM_ATTN_BF16: return kernels_bf16(s, mt);
+    case KM_ATTN_FP8_E4M3: return kernels_e4m3(s, mt);
+    case KM_ATTN_FP8_E5M2: return kernels_e5m2(s, mt);
+    case KM_ATTN_U3: return kernels_u3(s, mt);
+    case KM_ATTN_TQ3: return kernels_tq3(s, mt);
     default: return Kern{nullptr, 0};
   }
 }
@@ -99,7 +99,7 @@ int rows_of(const km_attn_shape *s) { return s->q_len * (s->num_heads / s->num_k
 int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s) + 15) / 16; }
 
 Kern decode_for(const km_attn_shape *s) {
-  return kernel_for_format(s->kv, s->head_dim, mtiles_of(s), s->pipe, s->prefetch, s->pair);
+  return kernel_for_format(*s, mtiles_of(s));
 }
 
 const void *combine_for(int d) {
@@ -191,11 +191,16 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   // the depth and pair variants exist for one kernel shape only (kernel_prefetch, kernel_paired)
   const bool variant_shape = s->head_dim == 128 && rows_of(s) <= 8 && s->pipe == KM_ATTN_PIPE_REGISTERS &&
                              s->kv != KM_ATTN_FP8_E5M2;
-  if (s->prefetch && ((s->prefetch != 1 && s->prefetch != 2 && s->prefetch != 4) || !variant_shape ||
-                      s->kv == KM_ATTN_TQ3))
-    return "prefetch depth 1, 2 or 4: head_dim 128, <= 8 query rows per KV head, register pipeline, not e5m2 or "
-           "TurboQuant";
-  if (s->pair && (s->pair != 1 || s->prefetch || !variant_shape))
+  if (is_variant(*s)) {
+    bool listed = false;
+#define KM_ATTN_VARIANT_LISTED(pf, o, ct) listed = listed || (s->prefetch == pf && s->otrans == o && s->ctas == ct);
+    KM_ATTN_VARIANTS(KM_ATTN_VARIANT_LISTED)
+#undef KM_ATTN_VARIANT_LISTED
+    if (!listed || !variant_shape || s->pair)
+      return "variants (prefetch 1, 2 or 4; O^T; 3 CTAs per SM): a combination KM_ATTN_VARIANTS lists, head_dim "
+             "128, <= 8 query rows per KV head, register pipeline, not e5m2, not paired";
+  }
+  if (s->pair && (s->pair != 1 || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
     return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";

@@ -43,7 +43,8 @@ extern "C" {
 #define KM_ATTN_MAX_ROWS 32 /* q_len x group rows one warp carries (two m16 tiles) */
 #define KM_ATTN_U3_RECORD 16 /* bytes of one 3-bit group record (32 values) */
 #ifndef KM_ATTN_U3_PF
-#define KM_ATTN_U3_PF 4 /* 3-bit tiles in flight per warp (register pipeline) */
+#define KM_ATTN_U3_PF 1 /* 3-bit tiles in flight per warp (register pipeline; H200, b16 x 32K: 1 377.8 us,
+                           2 386.6, 4 417.7) */
 #endif
 
 typedef enum km_attn_kv {
@@ -77,10 +78,22 @@ typedef struct km_attn_shape {
   km_attn_scale scale; /* fp8 only */
   km_attn_pipe pipe;   /* 0: registers */
   int prefetch;        /* register pipeline's tiles in flight per warp: 0 = the format's default (bf16 1,
-                          fp8 2, 3-bit 4); 1, 2 or 4 for the depth-variant rows (head_dim 128, <= 8 rows) */
+                          fp8 2, TurboQuant 2, uniform 3-bit KM_ATTN_U3_PF); 1, 2 or 4 for the variant rows
+                          (head_dim 128, <= 8 rows) */
   int pair;            /* 1: two tiles per softmax step (one max/sum reduction per 32 tokens; head_dim 128,
                           <= 8 rows, register pipeline; bf16 then holds 2 tiles in flight) */
+  int otrans;          /* 1: accumulate O^T = V^T P^T (half the P V products and accumulators when the rows
+                          fit 8); a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
+  int ctas;            /* 0: registers capped for KM_ATTN_MIN_BLOCKS CTAs per SM; 3 or 4: for 3 or 4 (12 or 16
+                          warps per SM);
+                          a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
 } km_attn_shape;
+
+/* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2), as
+ * X(prefetch, otrans, ctas); any other combination of the three fields with prefetch, otrans or ctas set
+ * has no kernel. */
+#define KM_ATTN_VARIANTS(X) \
+  X(1, 0, 0) X(2, 0, 0) X(4, 0, 0) X(1, 0, 3) X(1, 1, 0) X(2, 1, 0) X(1, 1, 3) X(2, 1, 3) X(1, 1, 4)
 
 /* Bytes of one (token, KV head) row of a cache in format kv: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte
  * records of 32 values), TurboQuant 3d / 8 (its fp16 norms are apart, in k_side / v_side). */

@@ -2,8 +2,7 @@
 // the formats compile in parallel.
 #include "attn_decode_kernel.cuh"
 
-km_attn_detail::Kern km_attn_detail::kernels_bf16(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair) {
-  if (pair) return kernel_paired<KM_ATTN_BF16>();
-  if (prefetch) return kernel_prefetch<KM_ATTN_BF16>(prefetch);
-  return kernel_for_dims<KM_ATTN_BF16>(head_dim, mt, pipe);
+km_attn_detail::Kern km_attn_detail::kernels_bf16(const km_attn_shape &s, int mt) {
+  if (s.pair || is_variant(s)) return kernel_variant_or_paired<KM_ATTN_BF16>(s);
+  return kernel_for_dims<KM_ATTN_BF16>(s.head_dim, mt, s.pipe);
 }

@@ -2,7 +2,7 @@
 // the formats compile in parallel.
 #include "attn_decode_kernel.cuh"
 
-km_attn_detail::Kern km_attn_detail::kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair) {
-  if (prefetch || pair) return Kern{nullptr, 0}; /* no depth or pair variants */
-  return kernel_for_dims<KM_ATTN_FP8_E5M2>(head_dim, mt, pipe);
+km_attn_detail::Kern km_attn_detail::kernels_e5m2(const km_attn_shape &s, int mt) {
+  if (s.pair || is_variant(s)) return Kern{nullptr, 0}; /* no variants */
+  return kernel_for_dims<KM_ATTN_FP8_E5M2>(s.head_dim, mt, s.pipe);
 }

@@ -554,10 +554,17 @@ struct RingSource {
 
 // TT: tiles per softmax step (1; 2 for the paired-tile rows: one max/sum reduction and one O rescale per
 // 32 tokens).
-template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1>
-__global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(const Params p) {
+// OT: 1 accumulates O^T = V^T P^T (A = V^T, m16 = 16 output dims; B = P^T, n8 = the <= 8 query rows), for
+// warps whose rows fit one half tile (MT_ 0): half the P V products and half the accumulator registers of
+// O = P V, whose m16 rows 8..15 are padding there. Thread (g, c) then holds dims [g D/8, (g+1) D/8) of rows
+// 2c and 2c+1: o[0][j][s + 2e] is dim g D/8 + 2j + s of row 2c + e.
+// CTAS: CTAs per SM the kernel's registers are capped for (__launch_bounds__'s minimum blocks).
+template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS>
+__global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
+  static_assert(!OT || (T::HALVES == 1 && PIPE == KM_ATTN_PIPE_REGISTERS), "O^T: <= 8 rows, register pipeline");
+  constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31;
   const int item = blockIdx.x * WARPS + (threadIdx.x >> 5);
@@ -624,12 +631,12 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
       qpos[mt][h] = q_first + (r < p.rows ? r / p.group : p.q_len - 1);
     }
 
-  float o[MT][T::NT][4];
+  float o[MT][OJ][4];
   float m[MT][2], l[MT][2];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
-    for (int j = 0; j < T::NT; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+    for (int j = 0; j < OJ; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
     m[mt][0] = m[mt][1] = -INFINITY;
     l[mt][0] = l[mt][1] = 0.f;
   }
@@ -755,10 +762,22 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
             sum += pr[tt][e];
           }
         l[mt][h] = l[mt][h] * corr + sum;
+        if constexpr (OT) {
+          // this thread's O^T columns are rows 2c and 2c + 1: their factors come from lanes 8c and 8c + 4
+          const float c0 = __shfl_sync(0xffffffffu, corr, 8 * c), c1 = __shfl_sync(0xffffffffu, corr, 8 * c + 4);
 #pragma unroll
-        for (int j = 0; j < T::NT; ++j) {
-          o[mt][j][2 * h] *= corr;
-          o[mt][j][2 * h + 1] *= corr;
+          for (int j = 0; j < OJ; ++j) {
+            o[mt][j][0] *= c0;
+            o[mt][j][1] *= c1;
+            o[mt][j][2] *= c0;
+            o[mt][j][3] *= c1;
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < T::NT; ++j) {
+            o[mt][j][2 * h] *= corr;
+            o[mt][j][2 * h + 1] *= corr;
+          }
         }
 #pragma unroll
         for (int k = 0; k < CNT; ++k) {
@@ -778,11 +797,21 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
           if (tok0[k] + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
       }
       const VPair<KV, T::VBYTES> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
+      if constexpr (OT) {
+        // A = V^T of dims (2j, 2j + 1) of the thread's slice (m rows g, g + 8) at tokens (2c, 2c+1 | 2c+8, 2c+9);
+        // B = P^T: P of row g at the same tokens, i.e. the A fragment of O = P V's product
 #pragma unroll
-      for (int j = 0; j < T::NT; ++j) {
-        const uint32_t b0 = v01.frag(j), b1 = v23.frag(j);
+        for (int j = 0; j < OJ; ++j) {
+          const uint32_t a[4] = {v01.frag(2 * j), v01.frag(2 * j + 1), v23.frag(2 * j), v23.frag(2 * j + 1)};
+          mma<T::F16>(o[0][j], a, pa[k][0][0], pa[k][0][2]);
+        }
+      } else {
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[k][mt], b0, b1);
+        for (int j = 0; j < T::NT; ++j) {
+          const uint32_t b0 = v01.frag(j), b1 = v23.frag(j);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[k][mt], b0, b1);
+        }
       }
     }
 #pragma unroll
@@ -805,7 +834,45 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
   // ---- TurboQuant: O holds sum p (norm_v / d) level(codes): back from the rotated domain, o = S H o', once
   // per row (the combine pass is linear, so partials can be rotated back before it); output dim 32c + i of a
   // row is o[mt][i % 16][2h + i / 16] of lane c
-  if constexpr (T::TQ) {
+  if constexpr (T::TQ && OT) {
+    // dim 16 g + 2j + s of row 2c + e is o[0][j][s + 2e]: butterflies over s and j in the lane, then across
+    // lanes 4, 8 and 16 apart for the dim's bits 4-6 (g's bits), then the sign flip
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+#pragma unroll
+      for (int j = 0; j < OJ; ++j) {
+        const float a = o[0][j][e], b = o[0][j][2 + e];
+        o[0][j][e] = a + b;
+        o[0][j][2 + e] = a - b;
+      }
+#pragma unroll
+      for (int len = 1; len < OJ; len <<= 1)
+#pragma unroll
+        for (int j = 0; j < OJ; ++j)
+          if (!(j & len))
+#pragma unroll
+            for (int s2 = 0; s2 < 4; s2 += 2) {
+              const float a = o[0][j][s2 + e], b = o[0][j | len][s2 + e];
+              o[0][j][s2 + e] = a + b;
+              o[0][j | len][s2 + e] = a - b;
+            }
+#pragma unroll
+      for (int m = 4; m <= 16; m <<= 1)
+#pragma unroll
+        for (int j = 0; j < OJ; ++j)
+#pragma unroll
+          for (int s2 = 0; s2 < 4; s2 += 2) {
+            const float mine = o[0][j][s2 + e], other = __shfl_xor_sync(0xffffffffu, mine, m);
+            o[0][j][s2 + e] = (lane & m) ? other - mine : mine + other;
+          }
+      const uint32_t word = p.sign[g >> 1] >> (16 * (g & 1));
+#pragma unroll
+      for (int j = 0; j < OJ; ++j)
+#pragma unroll
+        for (int sd = 0; sd < 2; ++sd)
+          if ((word >> (2 * j + sd)) & 1u) o[0][j][2 * sd + e] = -o[0][j][2 * sd + e];
+    }
+  } else if constexpr (T::TQ) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -847,47 +914,80 @@ __global__ void __launch_bounds__(WARPS * 32, KM_ATTN_MIN_BLOCKS) decode_kernel(
   }
   // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
+  if constexpr (OT) {
+    float ls = l[0][0];
+    ls += __shfl_xor_sync(0xffffffffu, ls, 1);
+    ls += __shfl_xor_sync(0xffffffffu, ls, 2);
+    float lr[2], mr[2];  // sum and max of rows 2c and 2c + 1 (held by lanes 8c and 8c + 4)
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
+    for (int e = 0; e < 2; ++e) {
+      lr[e] = __shfl_sync(0xffffffffu, ls, 8 * c + 4 * e);
+      mr[e] = __shfl_sync(0xffffffffu, m[0][0], 8 * c + 4 * e);
+    }
 #pragma unroll
-    for (int h = 0; h < T::HALVES; ++h) {
-      float ls = l[mt][h];
-      ls += __shfl_xor_sync(0xffffffffu, ls, 1);
-      ls += __shfl_xor_sync(0xffffffffu, ls, 2);
-      const int r = g + 8 * h + 16 * mt;
+    for (int e = 0; e < 2; ++e) {
+      const int r = 2 * c + e;
       if (r >= p.rows) continue;
-      const float inv = ls > 0.f ? 1.f / ls : 0.f;
+      const float f = (lr[e] > 0.f ? 1.f / lr[e] : 0.f) * vscl;
       const int qi = r / p.group, head = kvh * p.group + r % p.group;
       if (direct) {
-        uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + c * (D / 4);
-        const float f = inv * vscl;
+        uint32_t w[OJ];
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          uint32_t w[T::VDIMS / 2];
+        for (int j = 0; j < OJ; ++j) w[j] = pack_f32x2(o[0][j][e] * f, o[0][j][2 + e] * f, false);
+        uint4 *dst = reinterpret_cast<uint4 *>(p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + g * T::VDIMS);
 #pragma unroll
-          for (int j = 0; j < T::VDIMS; j += 2)
-            w[j / 2] = pack_f32x2(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, false);
-          uint16_t *dst = orow + e * T::VDIMS;
-          if constexpr (T::VDIMS % 8 == 0) {
-#pragma unroll
-            for (int k = 0; k < T::VDIMS / 8; ++k)
-              reinterpret_cast<uint4 *>(dst)[k] = make_uint4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
-          }
-        }
+        for (int k = 0; k < OJ / 4; ++k) dst[k] = make_uint4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
       } else {
-        // partial slot: the item (chunk * kv_heads + kvh), rows of the group
-        float *po = p.part_o + ((size_t)item * p.rows + r) * D + c * (D / 4);
-        const float f = inv * vscl;
+        float4 *po = reinterpret_cast<float4 *>(p.part_o + ((size_t)item * p.rows + r) * D + g * T::VDIMS);
 #pragma unroll
-        for (int e = 0; e < 2; ++e)
-#pragma unroll
-          for (int j = 0; j < T::VDIMS; j += 4)
-            *reinterpret_cast<float4 *>(po + e * T::VDIMS + j) =
-                make_float4(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, o[mt][j + 2][2 * h + e] * f,
-                            o[mt][j + 3][2 * h + e] * f);
-        if (c == 0) p.part_lse[(size_t)item * p.rows + r] = ls > 0.f ? m[mt][h] + log2f(ls) : -INFINITY;
+        for (int j = 0; j < OJ; j += 2)
+          po[j / 2] = make_float4(o[0][j][e] * f, o[0][j][2 + e] * f, o[0][j + 1][e] * f, o[0][j + 1][2 + e] * f);
+        if (g == 0) p.part_lse[(size_t)item * p.rows + r] = lr[e] > 0.f ? mr[e] + log2f(lr[e]) : -INFINITY;
       }
     }
+  } else {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int h = 0; h < T::HALVES; ++h) {
+        float ls = l[mt][h];
+        ls += __shfl_xor_sync(0xffffffffu, ls, 1);
+        ls += __shfl_xor_sync(0xffffffffu, ls, 2);
+        const int r = g + 8 * h + 16 * mt;
+        if (r >= p.rows) continue;
+        const float inv = ls > 0.f ? 1.f / ls : 0.f;
+        const int qi = r / p.group, head = kvh * p.group + r % p.group;
+        if (direct) {
+          uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + c * (D / 4);
+          const float f = inv * vscl;
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            uint32_t w[T::VDIMS / 2];
+#pragma unroll
+            for (int j = 0; j < T::VDIMS; j += 2)
+              w[j / 2] = pack_f32x2(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, false);
+            uint16_t *dst = orow + e * T::VDIMS;
+            if constexpr (T::VDIMS % 8 == 0) {
+#pragma unroll
+              for (int k = 0; k < T::VDIMS / 8; ++k)
+                reinterpret_cast<uint4 *>(dst)[k] = make_uint4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
+            }
+          }
+        } else {
+          // partial slot: the item (chunk * kv_heads + kvh), rows of the group
+          float *po = p.part_o + ((size_t)item * p.rows + r) * D + c * (D / 4);
+          const float f = inv * vscl;
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+#pragma unroll
+            for (int j = 0; j < T::VDIMS; j += 4)
+              *reinterpret_cast<float4 *>(po + e * T::VDIMS + j) =
+                  make_float4(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, o[mt][j + 2][2 * h + e] * f,
+                              o[mt][j + 3][2 * h + e] * f);
+          if (c == 0) p.part_lse[(size_t)item * p.rows + r] = ls > 0.f ? m[mt][h] + log2f(ls) : -INFINITY;
+        }
+      }
+  }
 }
 
 // A decode kernel and the dynamic shared memory (its slot ring) it launches with.
@@ -896,10 +996,10 @@ struct Kern {
   int smem;
 };
 
-template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1>
+template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -924,23 +1024,25 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
                      : Kern{nullptr, 0};
 }
 
-// The prefetch-depth variants of a format (head_dim 128, <= 8 rows, register pipeline): {nullptr, 0} for a
-// depth without one.
+// The depth / accumulator / occupancy variants of a format (head_dim 128, <= 8 rows, register pipeline):
+// prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the default cap,
+// KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM; {nullptr, 0} for a combination without one (KM_ATTN_VARIANTS lists them).
 template <int KV>
-Kern kernel_prefetch(int prefetch) {
-  switch (prefetch) {
-    case 1: return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, 1>();
-    case 2: return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, 2>();
-    case 4: return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, 4>();
-    default: return Kern{nullptr, 0};
-  }
+Kern kernel_variant(int prefetch, int ot, int ctas) {
+#define KM_ATTN_VARIANT_KERN(pf, o, ct) \
+  if (prefetch == pf && ot == o && ctas == ct) \
+    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, pf, 1, o, ct ? ct : KM_ATTN_MIN_BLOCKS>();
+  KM_ATTN_VARIANTS(KM_ATTN_VARIANT_KERN)
+#undef KM_ATTN_VARIANT_KERN
+  return Kern{nullptr, 0};
 }
 
-// The paired-tile variant of a format (head_dim 128, <= 8 rows, register pipeline, the format's depth or 2
-// for bf16, whose default of 1 cannot hold a pair).
+// The paired-tile variant of a format (head_dim 128, <= 8 rows, register pipeline, the format's depth, or 2
+// where that is odd (bf16, uniform 3-bit): a pair needs an even depth).
 template <int KV>
 Kern kernel_paired() {
-  return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, KV == KM_ATTN_BF16 ? 2 : 0, 2>();
+  constexpr int pf = Tile<128, KV, 0>::PF % 2 ? 2 : 0;
+  return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, pf, 2>();
 }
 
 // A format's kernels at head_dim 64, 128 and 256.
@@ -954,13 +1056,21 @@ Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
   }
 }
 
-// Each format's launch descriptors (attn_decode_<format>.cu); {nullptr, 0} where it has none.
-// prefetch: the shape's override (0: the format's default depth); pair: the paired-tile variant.
-Kern kernels_bf16(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
-Kern kernels_e4m3(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
-Kern kernels_e5m2(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
-Kern kernels_u3(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
-Kern kernels_tq3(int head_dim, int mt, km_attn_pipe pipe, int prefetch, int pair);
+// Each format's launch descriptors (attn_decode_<format>.cu) for a shape (mt: its m16 row tiles, 0 for
+// <= 8 rows); {nullptr, 0} where it has none. The shape's prefetch, otrans and ctas pick a variant
+// (kernel_variant), pair the paired-tile one.
+Kern kernels_bf16(const km_attn_shape &s, int mt);
+Kern kernels_e4m3(const km_attn_shape &s, int mt);
+Kern kernels_e5m2(const km_attn_shape &s, int mt);
+Kern kernels_u3(const km_attn_shape &s, int mt);
+Kern kernels_tq3(const km_attn_shape &s, int mt);
+
+// A shape's variant, paired or plain kernel of format KV (head_dim 128, register pipeline for the first two).
+inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas; }
+template <int KV>
+Kern kernel_variant_or_paired(const km_attn_shape &s) {
+  return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas);
+}
 
 }  // namespace km_attn_detail
 

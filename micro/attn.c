@@ -44,6 +44,8 @@ typedef struct attn_params {
   km_attn_pipe pipe; /* how tiles reach the tensor cores (0: registers) */
   int prefetch;      /* register pipeline's tiles in flight per warp (0: the format's default) */
   int pair;          /* two tiles per softmax step */
+  int otrans;        /* O^T = V^T P^T accumulators (a variant: with an explicit prefetch) */
+  int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
 } attn_params;
 
 enum {
@@ -163,6 +165,8 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.pipe = p->pipe;
   r->sh.prefetch = p->prefetch;
   r->sh.pair = p->pair;
+  r->sh.otrans = p->otrans;
+  r->sh.ctas = p->ctas;
   r->batch = p->batch;
 }
 
@@ -672,11 +676,15 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   km_bench_counter(b, "context_tokens", ctx_tokens);
   km_bench_counter(b, "chunks", r->plan.num_chunks);
   km_bench_counter(b, "cache_copies", r->copies);
-  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s",
+  char variant[96] = "";
+  if (p->prefetch || p->otrans || p->ctas)
+    snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM", p->otrans ? "O^T, " : "",
+             p->prefetch, p->ctas ? p->ctas : 2);
+  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s",
                  r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
                  p->skewed ? "long-tailed, " : "", ctx_tokens, r->sh.block_size, r->sh.q_len,
                  p->window ? ", window" : "", p->op == A_QUEST ? ", Quest pages" : "", r->plan.num_chunks,
-                 r->plan.chunk_tiles, p->evicted_from ? ", compacted cache" : "");
+                 r->plan.chunk_tiles, p->evicted_from ? ", compacted cache" : "", variant);
 }
 
 /* The plans live in the case's stack frame: freed here, after the step, whatever stopped it. */
@@ -737,7 +745,30 @@ PDEPTH(pf2_bf16_b16_32k, BF, TEN, 2);
 PDEPTH(pf4_bf16_b16_32k, BF, TEN, 4);
 PDEPTH(pf4_fp8_b16_32k, E4, TOK, 4);
 PDEPTH(pf2_u3_b16_32k, KM_ATTN_U3, TEN, 2);
-PDEPTH(pf1_u3_b16_32k, KM_ATTN_U3, TEN, 1);
+PDEPTH(pf4_u3_b16_32k, KM_ATTN_U3, TEN, 4);
+/* O^T accumulators (half the P V products and accumulator registers for <= 8 rows) and the register cap
+ * for 3 or 4 CTAs per SM, at a given depth: what limits a quantized step's tiles per second */
+#define PVAR(name, kv, sc, b, depth, ot, ctas)                                                                 \
+  static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, b, 32768, 16, 1, 0, 0, 0, 0, 0, depth, 0, ot, \
+                                   ctas}
+PVAR(ot1_bf16_b16_32k, BF, TEN, 16, 1, 1, 0);
+PVAR(ot1c3_bf16_b16_32k, BF, TEN, 16, 1, 1, 3);
+PVAR(ot1c3_bf16_b1_32k, BF, TEN, 1, 1, 1, 3);
+PVAR(pf1_fp8_b16_32k, E4, TOK, 16, 1, 0, 0);
+PVAR(pf1c3_fp8_b16_32k, E4, TOK, 16, 1, 0, 3);
+PVAR(ot1_fp8_b16_32k, E4, TOK, 16, 1, 1, 0);
+PVAR(ot2_fp8_b16_32k, E4, TOK, 16, 2, 1, 0);
+PVAR(ot1c3_fp8_b16_32k, E4, TOK, 16, 1, 1, 3);
+PVAR(ot2c3_fp8_b16_32k, E4, TOK, 16, 2, 1, 3);
+PVAR(ot1c4_fp8_b16_32k, E4, TOK, 16, 1, 1, 4);
+PVAR(pf1c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 3);
+PVAR(ot1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0);
+PVAR(ot2c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3);
+PVAR(ot1c4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 4);
+PVAR(pf1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0, 0);
+PVAR(ot1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 0);
+PVAR(ot2c3_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 1, 3);
+PVAR(ot1c4_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 4);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -785,6 +816,8 @@ P(quick_bf16, A_DECODE, 32, 8, 128, BF, TEN, 4, 4096, 16, 1, 0, 0, 0, 0);
 P(quick_fp8, A_DECODE, 32, 8, 128, E4, TOK, 4, 4096, 16, 1, 0, 0, 0, 0);
 P(quick_u3, A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0);
 static const attn_params quick_ring = {A_DECODE, 32, 8, 128, BF, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, KM_ATTN_PIPE_SMEM_RING};
+static const attn_params quick_ot_fp8 = {A_DECODE, 32, 8, 128, E4, TOK, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 1, 0, 1, 3};
+static const attn_params quick_ot_tq3 = {A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 0};
 
 #define T_GQA "gqa"
 #define SUM_DEC "one decode step of attention over the paged cache (split-KV, GQA-aware, tensor cores)"
@@ -864,8 +897,31 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf2", "kv_quant", SUM_PF, run_attn, &pf2_u3_b16_32k, 0,
      "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf1", "kv_quant", SUM_PF, run_attn, &pf1_u3_b16_32k, 0,
+    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf4", "kv_quant", SUM_PF, run_attn, &pf4_u3_b16_32k, 0,
      "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
+#define SUM_VAR "the same step with a prefetch depth N (pfN; otN: with O^T = V^T P^T accumulators) and the " \
+                "register cap for M CTAs per SM (cM)"
+#define VAR_ROW(fmt, b, suffix, params, tech)                                                            \
+  {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/" suffix, tech, SUM_VAR, run_attn, &params, 0, \
+   "attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k"}
+    VAR_ROW("bf16", 16, "ot1", ot1_bf16_b16_32k, T_GQA),
+    VAR_ROW("bf16", 16, "ot1c3", ot1c3_bf16_b16_32k, T_GQA),
+    VAR_ROW("bf16", 1, "ot1c3", ot1c3_bf16_b1_32k, T_GQA),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "pf1", pf1_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "pf1c3", pf1c3_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "ot1", ot1_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "ot2", ot2_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "ot1c3", ot1c3_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "ot2c3", ot2c3_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "ot1c4", ot1c4_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "pf1c3", pf1c3_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "ot1", ot1_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "ot2c3", ot2c3_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "ot1c4", ot1c4_u3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "pf1", pf1_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "ot1", ot1_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "ot2c3", ot2c3_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "ot1c4", ot1c4_tq3_b16_32k, "kv_quant"),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs64", "paged", SUM_DEC, run_attn, &bs64_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs128", "paged", SUM_DEC, run_attn, &bs128_b16_32k, 0, NULL},
@@ -906,6 +962,10 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/ring/quick", T_GQA, SUM_RING, run_attn, &quick_ring, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/ot1c3/quick", "kv_quant", SUM_VAR, run_attn,
+     &quick_ot_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/ot2/quick", "kv_quant", SUM_VAR, run_attn, &quick_ot_tq3,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
