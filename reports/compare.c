@@ -52,8 +52,45 @@ static double own_share(const km_run_file *f, const km_result *row) {
   return 100.0 * km_run_row_gbps(row) / f->ceiling_gbps;
 }
 
-/* Flag rows more than KM_COMPARE_FLAG_RATIO apart and say what was measured on both sides. */
-static void fill_state(km_table *t, size_t k, const km_result *ra, const km_result *rb, double ta, double tb) {
+static const char *gpu_text(const km_run_file *f, const char *key);
+
+static void append_text(char *buf, size_t len, const char *text) {
+  size_t used = strlen(buf);
+  if (used < len) snprintf(buf + used, len - used, "%s%s", used ? "; " : "", text);
+}
+
+/* What differs between the two runs themselves, as their files record it: the card (UUID), the code
+ * (git revision) and the ceiling(s) of the row's traffic class (more than 1% apart). */
+static void run_differences(const km_run_file *a, const km_run_file *b, const km_result *row, char *buf, size_t len) {
+  char text[160];
+  const char *ua = gpu_text(a, "uuid"), *ub = gpu_text(b, "uuid");
+  if (strcmp(ua, "unknown") && strcmp(ub, "unknown") && strcmp(ua, ub)) {
+    snprintf(text, sizeof text, "another card (UUID %.12s -> %.12s)", ua, ub);
+    append_text(buf, len, text);
+  }
+  if (strcmp(a->revision, b->revision)) {
+    snprintf(text, sizeof text, "code revision %s -> %s", a->revision, b->revision);
+    append_text(buf, len, text);
+  }
+  const km_ceilings ca = km_run_file_ceilings(a), cb = km_run_file_ceilings(b);
+  const char *cls = km_result_traffic(row);
+  const int mixed = !strcmp(cls, "mixed");
+  const struct { const char *name; double x, y; int applies; } ceil[] = {
+      {"copy", ca.copy_gbps, cb.copy_gbps, !strcmp(cls, "copy")},
+      {"read", ca.read_gbps, cb.read_gbps, mixed || !strcmp(cls, "read")},
+      {"write", ca.write_gbps, cb.write_gbps, mixed || !strcmp(cls, "write")},
+  };
+  for (size_t i = 0; i < sizeof ceil / sizeof ceil[0]; i++) {
+    if (!ceil[i].applies || !(ceil[i].x > 0 && ceil[i].y > 0) || fabs(ceil[i].y / ceil[i].x - 1.0) <= 0.01) continue;
+    snprintf(text, sizeof text, "%s ceiling %.0f -> %.0f GB/s", ceil[i].name, ceil[i].x, ceil[i].y);
+    append_text(buf, len, text);
+  }
+}
+
+/* Flag rows more than KM_COMPARE_FLAG_RATIO apart and say what was measured on both sides and what
+ * differs between the runs themselves. */
+static void fill_state(km_table *t, size_t k, const km_run_file *a, const km_result *ra, const km_run_file *b,
+                       const km_result *rb, double ta, double tb) {
   char sa[192], sb[192], diff[512];
   if (ra->error || ra->skipped || rb->error || rb->skipped) return;
   km_row_state_text(ra, sa, sizeof sa);
@@ -63,6 +100,7 @@ static void fill_state(km_table *t, size_t k, const km_result *ra, const km_resu
   if (!(ta > 0 && tb > 0) || fabs(tb / ta - 1.0) <= KM_COMPARE_FLAG_RATIO) return;
   km_table_set_text(t, k, C_FLAG, tb > ta ? "B slower" : "B faster");
   km_row_state_differences(ra, rb, diff, sizeof diff);
+  run_differences(a, b, ra, diff, sizeof diff);
   km_table_set_text(t, k, C_DIFFERS, diff);
 }
 
@@ -81,7 +119,7 @@ static void fill_row(km_table *t, size_t k, const km_run_file *a, const km_resul
   km_table_set_number(t, k, C_A_PCT, pa, 1);
   km_table_set_number(t, k, C_B_PCT, pb, 1);
   set_ratio(t, k, C_SHARE_RATIO, pb, pa);
-  fill_state(t, k, ra, rb, ta, tb);
+  fill_state(t, k, a, ra, b, rb, ta, tb);
   char note[128] = "";
   side_note(ra, "A", note, sizeof note);
   side_note(rb, "B", note, sizeof note);

@@ -110,6 +110,27 @@ EOF
     bad "the throttled row lacks its measured differences: $(grep d2d_memcpy "$tmp/state.csv")"
   grep '^roofline,roofline/d2d_memcpy,' "$tmp/state.csv" | grep -q 'B throttled (sw_power_cap)' || bad "no throttle reason"
   grep '^roofline,roofline/sm_copy,' "$tmp/state.csv" | grep -q 'slower\|faster' && bad "a row 1% apart is flagged"
+  # the same rows from another card and another revision, with a 3% lower copy ceiling: each flagged row
+  # names those run-level differences beside its own state
+  python3 - "$tmp/state_a.json" "$tmp/state_b.json" "$tmp/state_a2.json" "$tmp/state_c.json" <<'EOF' ||
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+a["context"]["gpu"]["uuid"] = "GPU-aaaaaaaa-1111-2222-3333-444444444444"
+g = b["context"]["gpu"]
+g["uuid"] = "GPU-bbbbbbbb-1111-2222-3333-444444444444"
+b["context"]["build"]["git_revision"] = "0123456789ab"
+g["ceiling_gbps"] *= 0.97
+for row in a["benchmarks"] + b["benchmarks"]:  # copy rows: as many bytes read as written
+    row["bytes_read"] = row["bytes_written"] = 1 << 30
+json.dump(a, open(sys.argv[3], "w")); json.dump(b, open(sys.argv[4], "w"))
+EOF
+    bad "could not write the other-card fixtures"
+  "$report" compare "$tmp/state_a2.json" "$tmp/state_c.json" --format csv >"$tmp/state_c.csv" || bad "other-card compare failed"
+  line=$(grep '^roofline,roofline/d2d_memcpy,' "$tmp/state_c.csv")
+  for text in "another card (UUID " "code revision " " -> 0123456789ab" "copy ceiling "; do
+    case "$line" in *"$text"*) ;; *) bad "the other card's flagged row lacks '$text': $line" ;; esac
+  done
+  grep '^roofline,roofline/sm_copy,' "$tmp/state_c.csv" | grep -q 'another card' && bad "an unflagged row names differences"
 fi
 
 # ---- tables of a recorded run
