@@ -78,8 +78,9 @@ typedef struct km_attn_shape {
   km_attn_scale scale; /* fp8 only */
   km_attn_pipe pipe;   /* 0: registers */
   int prefetch;        /* register pipeline's tiles in flight per warp: 0 = the format's default (bf16 1,
-                          fp8 2, TurboQuant 2, uniform 3-bit KM_ATTN_U3_PF); 1, 2 or 4 for the variant rows
-                          (head_dim 128, <= 8 rows) */
+                          fp8 2, TurboQuant 2, uniform 3-bit KM_ATTN_U3_PF; at head_dim 128 with <= 8 rows the
+                          quantized formats but e5m2 default to their best variant, default_is_variant in
+                          attn_decode_kernel.cuh); 1, 2 or 4 for the variant rows (head_dim 128, <= 8 rows) */
   int pair;            /* 1: two tiles per softmax step (one max/sum reduction per 32 tokens; head_dim 128,
                           <= 8 rows, register pipeline; bf16 then holds 2 tiles in flight) */
   int otrans;          /* 1: accumulate O^T = V^T P^T (half the P V products and accumulators when the rows

@@ -1067,6 +1067,19 @@ Kern kernels_tq3(const km_attn_shape &s, int mt);
 
 // A shape's variant, paired or plain kernel of format KV (head_dim 128, register pipeline for the first two).
 inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas; }
+
+// The default kernel of a quantized format for warps of <= 8 rows at head_dim 128 (GQA 32:8 at q_len 1-2),
+// the measured best of its variants (H200, b16 x 32K, revision 54356d7a950f, reports/attn-notes.md): fp8
+// e4m3 O^T depth 1 (364.4 us; 432.9 for depth 2 without O^T), uniform 3-bit O^T depth 2 capped for 3 CTAs
+// per SM (355.4; 372.4), TurboQuant the same (484.5; 547.2). bf16 keeps its kernel (O^T: 510.0 vs 510.9 us).
+inline bool default_is_variant(const km_attn_shape &s, int mt) {
+  return mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS &&
+         (s.kv == KM_ATTN_FP8_E4M3 || s.kv == KM_ATTN_U3 || s.kv == KM_ATTN_TQ3);
+}
+template <int KV>
+Kern kernel_default_variant() {
+  return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0) : kernel_variant<KV>(2, 1, 3);
+}
 template <int KV>
 Kern kernel_variant_or_paired(const km_attn_shape &s) {
   return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas);

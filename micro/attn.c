@@ -755,6 +755,9 @@ PVAR(ot1_bf16_b16_32k, BF, TEN, 16, 1, 1, 0);
 PVAR(ot1c3_bf16_b16_32k, BF, TEN, 16, 1, 1, 3);
 PVAR(ot1c3_bf16_b1_32k, BF, TEN, 1, 1, 1, 3);
 PVAR(pf1_fp8_b16_32k, E4, TOK, 16, 1, 0, 0);
+PVAR(pf2_fp8_b16_32k, E4, TOK, 16, 2, 0, 0); /* the kernel fp8 ran by default before O^T */
+PVAR(pf1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 0); /* 3-bit's former default */
+PVAR(pf2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 0, 0); /* TurboQuant's former default */
 PVAR(pf1c3_fp8_b16_32k, E4, TOK, 16, 1, 0, 3);
 PVAR(ot1_fp8_b16_32k, E4, TOK, 16, 1, 1, 0);
 PVAR(ot2_fp8_b16_32k, E4, TOK, 16, 2, 1, 0);
@@ -908,6 +911,9 @@ static const km_case attn_cases[] = {
     VAR_ROW("bf16", 16, "ot1c3", ot1c3_bf16_b16_32k, T_GQA),
     VAR_ROW("bf16", 1, "ot1c3", ot1c3_bf16_b1_32k, T_GQA),
     VAR_ROW("fp8_e4m3_tokhead", 16, "pf1", pf1_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "pf2", pf2_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "pf1", pf1_u3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "pf2", pf2_tq3_b16_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "pf1c3", pf1c3_fp8_b16_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot1", ot1_fp8_b16_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot2", ot2_fp8_b16_32k, "kv_quant"),
