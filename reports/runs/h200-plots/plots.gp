@@ -1,20 +1,20 @@
-# Charts of reports/runs/h200.json, written by `report plot`. Run in this folder: gnuplot plots.gp
+# Charts of /work/main/reports/runs/h200.json, written by `report plot`. Run in this folder: gnuplot plots.gp
 # (report passes out_suffix='.tmp' and renames the images once gnuplot succeeds)
 if (!exists("out_suffix")) out_suffix = ''
 png_terminal(w, h) = sprintf(strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'set terminal pngcairo size %d,%d noenhanced' : 'set terminal png size %d,%d noenhanced', w, h)
 
 # ---- gather_block_size
 reset
-set title "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "block size (tokens)"
 set ylabel "GB/s (read + written)"
 set grid
 set key below
 set logscale x 2
-set yrange [0:4864.95]
+set yrange [0:4954.43]
 set terminal svg size 960,600 dynamic noenhanced
 set output 'gather_block_size.svg'.out_suffix
-plot 'gather_block_size.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 title "NHD layout", 'gather_block_size.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "HND layout", 4230.39 with lines dashtype 2 linewidth 1.5 title "copy ceiling 4230 GB/s"
+plot 'gather_block_size.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 title "NHD layout", 'gather_block_size.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "HND layout", 4308.2 with lines dashtype 2 linewidth 1.5 title "copy ceiling 4308 GB/s"
 eval png_terminal(960, 600)
 set output 'gather_block_size.png'.out_suffix
 replot
@@ -22,13 +22,13 @@ unset output
 
 # ---- offload_size
 reset
-set title "Host <-> device copies: GB/s vs transfer size (pinned host memory)" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Host <-> device copies: GB/s vs transfer size (pinned host memory)" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "transfer size"
 set ylabel "GB/s"
 set grid
 set key below
 set logscale x 2
-set yrange [0:115.749]
+set yrange [0:114.055]
 set format x "%.0b %BB"
 set terminal svg size 960,600 dynamic noenhanced
 set output 'offload_size.svg'.out_suffix
@@ -40,7 +40,7 @@ unset output
 
 # ---- offload_scatter_h2d
 reset
-set title "Scattered KV blocks to the GPU (H2D, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Scattered KV blocks to the GPU (H2D, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "block size"
 set ylabel "GB/s"
 set grid
@@ -50,7 +50,7 @@ set yrange [0:72.4677]
 set format x "%.0b %BB"
 set terminal svg size 960,600 dynamic noenhanced
 set output 'offload_scatter_h2d.svg'.out_suffix
-plot 'offload_scatter_h2d.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_h2d.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_h2d.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_h2d.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 55.2871 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 55.3 GB/s"
+plot 'offload_scatter_h2d.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_h2d.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_h2d.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_h2d.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 54.7996 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 54.8 GB/s"
 eval png_terminal(960, 600)
 set output 'offload_scatter_h2d.png'.out_suffix
 replot
@@ -58,7 +58,7 @@ unset output
 
 # ---- offload_scatter_d2h
 reset
-set title "Scattered KV blocks to the host (D2H, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Scattered KV blocks to the host (D2H, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "block size"
 set ylabel "GB/s"
 set grid
@@ -68,7 +68,7 @@ set yrange [0:72.4677]
 set format x "%.0b %BB"
 set terminal svg size 960,600 dynamic noenhanced
 set output 'offload_scatter_d2h.svg'.out_suffix
-plot 'offload_scatter_d2h.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_d2h.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_d2h.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_d2h.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 55.3799 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 55.4 GB/s"
+plot 'offload_scatter_d2h.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_d2h.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_d2h.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_d2h.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 55.1998 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 55.2 GB/s"
 eval png_terminal(960, 600)
 set output 'offload_scatter_d2h.png'.out_suffix
 replot
@@ -76,7 +76,7 @@ unset output
 
 # ---- topk_pages
 reset
-set title "Top-k page selection: time vs pages, against the baselines (dashed, same colour: same rows and k)" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Top-k page selection: time vs pages, against the baselines (dashed, same colour: same rows and k)" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "pages per row"
 set ylabel "median time (us)"
 set grid
@@ -94,27 +94,27 @@ unset output
 
 # ---- quant_formats
 reset
-set title "KV quantization: GB/s per format (head_dim 128 where present)" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "KV quantization: GB/s per format (head_dim 128 where present)" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "GB/s (read + written)"
 set ylabel ""
 set grid xtics
 set key below
 set style fill solid 0.6 border
 set ytics scale 0
-set yrange [19.6:-0.6]
-set xrange [0:4441.91]
-set arrow from 4230.39, graph 0 to 4230.39, graph 1 nohead dashtype 2 linewidth 1.5
-set terminal svg size 960,720 dynamic noenhanced
+set yrange [26.6:-0.6]
+set xrange [0:4523.61]
+set arrow from 4308.2, graph 0 to 4308.2, graph 1 nohead dashtype 2 linewidth 1.5
+set terminal svg size 960,902 dynamic noenhanced
 set output 'quant_formats.svg'.out_suffix
-plot 'quant_formats.dat' index 0 using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title "GB/s", NaN with lines dashtype 2 linewidth 1.5 linecolor rgb 'black' title "copy ceiling 4230 GB/s"
-eval png_terminal(960, 720)
+plot 'quant_formats.dat' index 0 using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title "GB/s", NaN with lines dashtype 2 linewidth 1.5 linecolor rgb 'black' title "copy ceiling 4308 GB/s"
+eval png_terminal(960, 902)
 set output 'quant_formats.png'.out_suffix
 replot
 unset output
 
 # ---- decode_context
 reset
-set title "Decode attention step vs context per KV format and head layout (batch 16, head_dim 128)" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Decode attention step vs context per KV format and head layout (batch 16, head_dim 128)" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "context (tokens per sequence)"
 set ylabel "median time per step (us)"
 set grid
@@ -122,17 +122,17 @@ set key below
 set logscale x 2
 set logscale y 10
 set yrange [*:*]
-set terminal svg size 960,746 dynamic noenhanced
+set terminal svg size 960,850 dynamic noenhanced
 set output 'decode_context.svg'.out_suffix
-plot 'decode_context.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 title "bf16 gqa32x8", 'decode_context.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "bf16 gqa32x8 at the read ceiling", 'decode_context.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 2 title "fp8_e4m3_tokhead gqa32x8", 'decode_context.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 2 dashtype 4 title "fp8_e4m3_tokhead gqa32x8 at the read ceiling", 'decode_context.dat' index 4 using 1:2 with linespoints pointtype 7 linecolor 3 title "bf16 mha32x32", 'decode_context.dat' index 5 using 1:2 with linespoints pointtype 7 linecolor 3 dashtype 4 title "bf16 mha32x32 at the read ceiling", 'decode_context.dat' index 6 using 1:2 with linespoints pointtype 7 linecolor 4 title "bf16 gqa64x8", 'decode_context.dat' index 7 using 1:2 with linespoints pointtype 7 linecolor 4 dashtype 4 title "bf16 gqa64x8 at the read ceiling", 'decode_context.dat' index 8 using 1:2 with linespoints pointtype 7 linecolor 5 title "bf16 mqa32x1", 'decode_context.dat' index 9 using 1:2 with linespoints pointtype 7 linecolor 5 dashtype 4 title "bf16 mqa32x1 at the read ceiling", 'decode_context.dat' index 10 using 1:2 with linespoints pointtype 7 linecolor 6 title "fp8_e4m3_tensor gqa32x8", 'decode_context.dat' index 11 using 1:2 with linespoints pointtype 7 linecolor 6 dashtype 4 title "fp8_e4m3_tensor gqa32x8 at the read ceiling", 'decode_context.dat' index 12 using 1:2 with linespoints pointtype 7 linecolor 7 title "fp8_e5m2_tokhead gqa32x8", 'decode_context.dat' index 13 using 1:2 with linespoints pointtype 7 linecolor 7 dashtype 4 title "fp8_e5m2_tokhead gqa32x8 at the read ceiling"
-eval png_terminal(960, 746)
+plot 'decode_context.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 title "bf16 gqa32x8", 'decode_context.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "bf16 gqa32x8 at the read ceiling", 'decode_context.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 2 title "fp8_e4m3_tokhead gqa32x8", 'decode_context.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 2 dashtype 4 title "fp8_e4m3_tokhead gqa32x8 at the read ceiling", 'decode_context.dat' index 4 using 1:2 with linespoints pointtype 7 linecolor 3 title "bf16 mha32x32", 'decode_context.dat' index 5 using 1:2 with linespoints pointtype 7 linecolor 3 dashtype 4 title "bf16 mha32x32 at the read ceiling", 'decode_context.dat' index 6 using 1:2 with linespoints pointtype 7 linecolor 4 title "bf16 gqa64x8", 'decode_context.dat' index 7 using 1:2 with linespoints pointtype 7 linecolor 4 dashtype 4 title "bf16 gqa64x8 at the read ceiling", 'decode_context.dat' index 8 using 1:2 with linespoints pointtype 7 linecolor 5 title "bf16 mqa32x1", 'decode_context.dat' index 9 using 1:2 with linespoints pointtype 7 linecolor 5 dashtype 4 title "bf16 mqa32x1 at the read ceiling", 'decode_context.dat' index 10 using 1:2 with linespoints pointtype 7 linecolor 6 title "fp8_e4m3_tensor gqa32x8", 'decode_context.dat' index 11 using 1:2 with linespoints pointtype 7 linecolor 6 dashtype 4 title "fp8_e4m3_tensor gqa32x8 at the read ceiling", 'decode_context.dat' index 12 using 1:2 with linespoints pointtype 7 linecolor 7 title "fp8_e5m2_tokhead gqa32x8", 'decode_context.dat' index 13 using 1:2 with linespoints pointtype 7 linecolor 7 dashtype 4 title "fp8_e5m2_tokhead gqa32x8 at the read ceiling", 'decode_context.dat' index 14 using 1:2 with linespoints pointtype 7 linecolor 8 title "int3_g32 gqa32x8", 'decode_context.dat' index 15 using 1:2 with linespoints pointtype 7 linecolor 8 dashtype 4 title "int3_g32 gqa32x8 at the read ceiling", 'decode_context.dat' index 16 using 1:2 with linespoints pointtype 7 linecolor 9 title "turboquant3 gqa32x8", 'decode_context.dat' index 17 using 1:2 with linespoints pointtype 7 linecolor 9 dashtype 4 title "turboquant3 gqa32x8 at the read ceiling"
+eval png_terminal(960, 850)
 set output 'decode_context.png'.out_suffix
 replot
 unset output
 
 # ---- techniques_capacity
 reset
-set title "Technique table: capacity (computed, vLLM's rules)" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Technique table: capacity (computed, vLLM's rules)" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "max concurrency / the model as configured's (x)"
 set ylabel ""
 set grid xtics
@@ -152,15 +152,15 @@ unset output
 
 # ---- techniques_step
 reset
-set title "Technique table: decode attention step (measured)" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc"
+set title "Technique table: decode attention step (measured)" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f"
 set xlabel "median time per step (us)"
 set ylabel ""
 set grid xtics
 set key below
 set style fill solid 0.6 border
 set ytics scale 0
-set yrange [4.6:-0.6]
-set xrange [0:614.998]
+set yrange [6.6:-0.6]
+set xrange [0:664.373]
 set terminal svg size 1266,600 dynamic noenhanced
 set output 'techniques_step.svg'.out_suffix
 plot 'techniques_step.dat' index 0 using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title "time per step (measured)"
@@ -171,7 +171,7 @@ unset output
 
 # ---- prefix_cliff
 reset
-set title "Prefix-cache cliff (qwen3-8b, 400032-token cache): hit rate of the repeat pass vs working set" . "\n" . "NVIDIA H200, kvmicro revision e95e3bac70fc; simulated on the host (KV budget 58987118592 B, simulator revision 38d54ae96a26-dirty)"
+set title "Prefix-cache cliff (qwen3-8b, 400032-token cache): hit rate of the repeat pass vs working set" . "\n" . "NVIDIA H200, kvmicro revision 54356d7a950f; simulated on the host (KV budget 58987118592 B, simulator revision 54356d7a950f)"
 set xlabel "working set / cache capacity (x)"
 set ylabel "hit rate, last pass (%)"
 set grid
