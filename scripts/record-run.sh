@@ -132,6 +132,13 @@ PY
     "$report" compare "$runs/$a_run" "$runs/$name-quick-80v.json" --format markdown
     echo
   fi
+  echo "## The technique table of the run's model"
+  echo
+  echo "\`report techniques $name.json\`: the twelve techniques side by side for the model the run measured"
+  echo "($(json "d['context']['model']['name']")), capacity computed with vLLM's rules, the primitives measured in this run."
+  echo
+  "$report" techniques "$runs/$name.json" --format markdown
+  echo
   echo "## The technique table for other models (no GPU time)"
   echo
   echo "\`report techniques $name.json --model M\`: capacity computed for M with this run's KV budget and block size,"
