@@ -486,7 +486,15 @@ int km_plot_write_files(const km_plot_chart charts[KM_PLOT_CHART_COUNT], const c
                  "# (report passes out_suffix='.tmp' and renames the images once gnuplot succeeds)\n"
                  "if (!exists(\"out_suffix\")) out_suffix = ''\n"
                  "png_terminal(w, h) = sprintf(strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? "
-                 "'set terminal pngcairo size %%d,%%d noenhanced' : 'set terminal png size %%d,%%d noenhanced', w, h)\n",
+                 "'set terminal pngcairo size %%d,%%d noenhanced' : 'set terminal png size %%d,%%d noenhanced', w, h)\n"
+                 "# twelve distinct line colours (gnuplot's default set repeats after eight)\n"
+                 "set linetype 1 linecolor rgb '#9400d3'\nset linetype 2 linecolor rgb '#009e73'\n"
+                 "set linetype 3 linecolor rgb '#56b4e9'\nset linetype 4 linecolor rgb '#e69f00'\n"
+                 "set linetype 5 linecolor rgb '#f0e442'\nset linetype 6 linecolor rgb '#0072b2'\n"
+                 "set linetype 7 linecolor rgb '#e51e10'\nset linetype 8 linecolor rgb '#000000'\n"
+                 "set linetype 9 linecolor rgb '#8c564b'\nset linetype 10 linecolor rgb '#ff69b4'\n"
+                 "set linetype 11 linecolor rgb '#7f7f7f'\nset linetype 12 linecolor rgb '#17becf'\n"
+                 "set linetype cycle 12\n",
             source);
   for (size_t c = 0; rc == 0 && c < KM_PLOT_CHART_COUNT; c++) {
     if (!charts[c].nseries) continue;

@@ -2,6 +2,20 @@
 # (report passes out_suffix='.tmp' and renames the images once gnuplot succeeds)
 if (!exists("out_suffix")) out_suffix = ''
 png_terminal(w, h) = sprintf(strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'set terminal pngcairo size %d,%d noenhanced' : 'set terminal png size %d,%d noenhanced', w, h)
+# twelve distinct line colours (gnuplot's default set repeats after eight)
+set linetype 1 linecolor rgb '#9400d3'
+set linetype 2 linecolor rgb '#009e73'
+set linetype 3 linecolor rgb '#56b4e9'
+set linetype 4 linecolor rgb '#e69f00'
+set linetype 5 linecolor rgb '#f0e442'
+set linetype 6 linecolor rgb '#0072b2'
+set linetype 7 linecolor rgb '#e51e10'
+set linetype 8 linecolor rgb '#000000'
+set linetype 9 linecolor rgb '#8c564b'
+set linetype 10 linecolor rgb '#ff69b4'
+set linetype 11 linecolor rgb '#7f7f7f'
+set linetype 12 linecolor rgb '#17becf'
+set linetype cycle 12
 
 # ---- gather_block_size
 reset
