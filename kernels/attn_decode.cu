@@ -193,12 +193,14 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
                              s->kv != KM_ATTN_FP8_E5M2;
   if (is_variant(*s)) {
     bool listed = false;
-#define KM_ATTN_VARIANT_LISTED(pf, o, ct) listed = listed || (s->prefetch == pf && s->otrans == o && s->ctas == ct);
+#define KM_ATTN_VARIANT_LISTED(pf, o, ct, uw) \
+  listed = listed || (s->prefetch == pf && s->otrans == o && s->ctas == ct && s->unpack == uw);
     KM_ATTN_VARIANTS(KM_ATTN_VARIANT_LISTED)
 #undef KM_ATTN_VARIANT_LISTED
-    if (!listed || !variant_shape || s->pair)
-      return "variants (prefetch 1, 2 or 4; O^T; 3 CTAs per SM): a combination KM_ATTN_VARIANTS lists, head_dim "
-             "128, <= 8 query rows per KV head, register pipeline, not e5m2, not paired";
+    if (!listed || !variant_shape || s->pair || (s->unpack && s->kv != KM_ATTN_U3))
+      return "variants (prefetch 1, 2 or 4; O^T; 3 or 4 CTAs per SM; window unpacking for uniform 3-bit): a "
+             "combination KM_ATTN_VARIANTS lists, head_dim 128, <= 8 query rows per KV head, register pipeline, "
+             "not e5m2, not paired";
   }
   if (s->pair && (s->pair != 1 || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";

@@ -88,13 +88,16 @@ typedef struct km_attn_shape {
   int ctas;            /* 0: registers capped for KM_ATTN_MIN_BLOCKS CTAs per SM; 3 or 4: for 3 or 4 (12 or 16
                           warps per SM);
                           a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
+  int unpack;          /* uniform 3-bit: 1 unpacks codes two at a time from 16-bit windows (kernels/u3_unpack.h);
+                          a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
 } km_attn_shape;
 
-/* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2), as
- * X(prefetch, otrans, ctas); any other combination of the three fields with prefetch, otrans or ctas set
- * has no kernel. */
-#define KM_ATTN_VARIANTS(X) \
-  X(1, 0, 0) X(2, 0, 0) X(4, 0, 0) X(1, 0, 3) X(1, 1, 0) X(2, 1, 0) X(1, 1, 3) X(2, 1, 3) X(1, 1, 4)
+/* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:
+ * uniform 3-bit only), as X(prefetch, otrans, ctas, unpack); any other combination of the four fields with
+ * one of them set has no kernel. */
+#define KM_ATTN_VARIANTS(X)                                                                                 \
+  X(1, 0, 0, 0) X(2, 0, 0, 0) X(4, 0, 0, 0) X(1, 0, 3, 0) X(1, 1, 0, 0) X(2, 1, 0, 0) X(1, 1, 3, 0) X(2, 1, 3, 0) \
+  X(1, 1, 4, 0) X(1, 1, 0, 1) X(2, 1, 3, 1) X(1, 1, 4, 1)
 
 /* Bytes of one (token, KV head) row of a cache in format kv: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte
  * records of 32 values), TurboQuant 3d / 8 (its fp16 norms are apart, in k_side / v_side). */

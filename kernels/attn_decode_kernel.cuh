@@ -29,6 +29,7 @@
 
 #include "attn_decode.h"
 #include "tq3_sign.h"
+#include "u3_unpack.h"
 
 namespace km_attn_detail {
 
@@ -186,8 +187,8 @@ __device__ __forceinline__ uint32_t u3_chunk(const uint32_t *w, int k) {
 }
 // Codes at bit offsets sa of a and sb of b -> fp16x2 (code_a, code_b) x scale + zero (both fp16x2): each
 // code goes into the mantissa of 1024.0 (exact), 1024 comes off, then one fused multiply-add.
-__device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int sb, uint32_t scale, uint32_t zero) {
-  const uint32_t u = ((a >> sa) & 7u) | (((b >> sb) & 7u) << 16) | 0x64006400u;
+// fp16x2 (1024 + code_a, 1024 + code_b) -> (code_a, code_b) x scale + zero (1024 comes off exactly).
+__device__ __forceinline__ uint32_t u3_finish(uint32_t u, uint32_t scale, uint32_t zero) {
   __half2 h, sc, z;
   memcpy(&h, &u, 4);
   memcpy(&sc, &scale, 4);
@@ -196,6 +197,9 @@ __device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int 
   uint32_t out;
   memcpy(&out, &r, 4);
   return out;
+}
+__device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int sb, uint32_t scale, uint32_t zero) {
+  return u3_finish(((a >> sa) & 7u) | (((b >> sb) & 7u) << 16) | KM_U3_F16_ONES, scale, zero);
 }
 
 // TurboQuant: codes at bit offsets sa of a and sb of b -> fp16x2 (level(code_a), level(code_b)), looked up in
@@ -241,7 +245,7 @@ __device__ __forceinline__ uint32_t v_frag(const uint32_t *lo, const uint32_t *h
 }
 
 // B fragments of V for output tiles j from rows (lo, hi) of a thread's slice.
-template <int KV, int VB>
+template <int KV, int VB, int UW = 0>
 struct VPair {
   const uint32_t *lo, *hi;
   __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int) : lo(l.w), hi(h.w) {}
@@ -249,7 +253,7 @@ struct VPair {
 };
 // 3-bit: the slice is half (`half`) of the record's group: codes 16 half + j, in chunks 2 half and 2 half + 1.
 template <int VB>
-struct VPair<KM_ATTN_U3, VB> {
+struct VPair<KM_ATTN_U3, VB, 0> {
   uint32_t lo0, lo1, hi0, hi1, scale, zero;  // scale, zero: fp16x2 (lo's, hi's)
   __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int half) {
     lo0 = half ? u3_chunk(l.w, 2) : u3_chunk(l.w, 0);
@@ -263,10 +267,27 @@ struct VPair<KM_ATTN_U3, VB> {
     return j < 8 ? u3_pair(lo0, 3 * j, hi0, 3 * j, scale, zero) : u3_pair(lo1, 3 * (j - 8), hi1, 3 * (j - 8), scale, zero);
   }
 };
+// 3-bit, 16-bit windows (u3_unpack.h): the three windows of this half of both rows, then one shift and one
+// mask per pair of codes (codes 5 and 10 cross a window and come from the rows' words).
+template <int VB>
+struct VPair<KM_ATTN_U3, VB, 1> {
+  const uint32_t *lo, *hi;
+  uint32_t z[3], scale, zero;
+  int half;
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int hf) : lo(l.w), hi(h.w), half(hf) {
+#pragma unroll
+    for (int m = 0; m < 3; ++m) z[m] = km_u3_v_window(l.w, h.w, hf, m);
+    scale = __byte_perm(l.w[3], h.w[3], 0x5410);
+    zero = __byte_perm(l.w[3], h.w[3], 0x7632);
+  }
+  __device__ __forceinline__ uint32_t frag(int j) const {
+    return u3_finish(km_u3_v_pair_bits(z, lo, hi, half, j), scale, zero);
+  }
+};
 
 // TurboQuant: the slice is half (`half`) of the 32 dims whose 12 code bytes the row holds.
 template <int VB>
-struct VPair<KM_ATTN_TQ3, VB> {
+struct VPair<KM_ATTN_TQ3, VB, 0> {
   uint32_t lo0, lo1, hi0, hi1;
   __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int half) {
     lo0 = half ? u3_chunk(l.w, 2) : u3_chunk(l.w, 0);
@@ -559,11 +580,16 @@ struct RingSource {
 // O = P V, whose m16 rows 8..15 are padding there. Thread (g, c) then holds dims [g D/8, (g+1) D/8) of rows
 // 2c and 2c+1: o[0][j][s + 2e] is dim g D/8 + 2j + s of row 2c + e.
 // CTAS: CTAs per SM the kernel's registers are capped for (__launch_bounds__'s minimum blocks).
-template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS>
+// UW: uniform 3-bit only, 1 unpacks codes two at a time from 16-bit windows (u3_unpack.h): K's pairs are
+// codes (i, i + 16) of a group, taken in KM_U3_K_PAIR's order, and the query's fragment takes its dims in
+// that order.
+template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
+          int UW = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
   static_assert(!OT || (T::HALVES == 1 && PIPE == KM_ATTN_PIPE_REGISTERS), "O^T: <= 8 rows, register pipeline");
+  static_assert(!UW || T::U3, "16-bit window unpacking: uniform 3-bit");
   constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31;
@@ -607,6 +633,24 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
         for (int s = 0; s < T::KSTEPS; ++s) {
           qa[mt][s][h] = pack_f32x2(v[4 * s], v[4 * s + 1], true);          // k 2c, 2c+1
           qa[mt][s][2 + h] = pack_f32x2(v[4 * s + 2], v[4 * s + 3], true);  // k 2c+8, 2c+9
+        }
+      } else if constexpr (UW) {
+        // the thread's 32 dims (its K group), paired as K's codes are: k-step s takes pairs 2s and 2s + 1,
+        // pair n being dims (i, i + 16) with i = km_u3_k_pair(n)
+        float v[32];
+#pragma unroll
+        for (int i = 0; i < 32; i += 8) {
+          uint4 x = make_uint4(0, 0, 0, 0);
+          if (real) x = __ldg(reinterpret_cast<const uint4 *>(qrow + i));
+          const uint32_t xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) v[i + 2 * e] = bf16_to_f32(xs[e] & 0xFFFF), v[i + 2 * e + 1] = bf16_to_f32(xs[e] >> 16);
+        }
+#pragma unroll
+        for (int s = 0; s < T::KSTEPS; ++s) {
+          const int i0 = km_u3_k_pair(2 * s), i1 = km_u3_k_pair(2 * s + 1);
+          qa[mt][s][h] = pack_f32x2(v[i0], v[i0 + 16], true);      // k 2c, 2c+1
+          qa[mt][s][2 + h] = pack_f32x2(v[i1], v[i1 + 16], true);  // k 2c+8, 2c+9
         }
       } else {
 #pragma unroll
@@ -681,12 +725,26 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
       for (int t = 0; t < 2; ++t) {
         Row<T::KBYTES> kr;
         src.k_row(it, u + k, t, kr);
+        if constexpr (UW) {
+          uint32_t z[3];
 #pragma unroll
-        for (int ks = 0; ks < T::KSTEPS; ++ks) {
-          uint32_t b0, b1;
-          k_frag<D, KV>(kr.w, ks, b0, b1);
+          for (int w = 0; w < 3; ++w) z[w] = km_u3_k_window(kr.w, w);
+          const uint32_t sc = __byte_perm(kr.w[3], 0, 0x1010), zr = __byte_perm(kr.w[3], 0, 0x3232);
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
+          for (int ks = 0; ks < T::KSTEPS; ++ks) {
+            const uint32_t b0 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks), sc, zr);
+            const uint32_t b1 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks + 1), sc, zr);
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
+          }
+        } else {
+#pragma unroll
+          for (int ks = 0; ks < T::KSTEPS; ++ks) {
+            uint32_t b0, b1;
+            k_frag<D, KV>(kr.w, ks, b0, b1);
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
+          }
         }
       }
     // per-token scales of this thread's tokens (2c + e + 8 (tt % 2) of tile tt / 2)
@@ -796,7 +854,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
         for (int w = 0; w < 4; ++w)
           if (tok0[k] + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
       }
-      const VPair<KV, T::VBYTES> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
+      const VPair<KV, T::VBYTES, UW> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
       if constexpr (OT) {
         // A = V^T of dims (2j, 2j + 1) of the thread's slice (m rows g, g + 8) at tokens (2c, 2c+1 | 2c+8, 2c+9);
         // B = P^T: P of row g at the same tokens, i.e. the A fragment of O = P V's product
@@ -996,10 +1054,11 @@ struct Kern {
   int smem;
 };
 
-template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS>
+template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
+          int UW = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -1026,12 +1085,20 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
 
 // The depth / accumulator / occupancy variants of a format (head_dim 128, <= 8 rows, register pipeline):
 // prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the default cap,
-// KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM; {nullptr, 0} for a combination without one (KM_ATTN_VARIANTS lists them).
+// KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM, unpack 1 for 3-bit codes from 16-bit windows; {nullptr, 0} for a
+// combination without one (KM_ATTN_VARIANTS lists them).
+// One listed variant of format KV; the window unpacking exists for uniform 3-bit only.
+template <int KV, int PF, int O, int CT, int UW>
+Kern variant_kern() {
+  if constexpr (UW && KV != KM_ATTN_U3)
+    return Kern{nullptr, 0};
+  else
+    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW>();
+}
 template <int KV>
-Kern kernel_variant(int prefetch, int ot, int ctas) {
-#define KM_ATTN_VARIANT_KERN(pf, o, ct) \
-  if (prefetch == pf && ot == o && ctas == ct) \
-    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, pf, 1, o, ct ? ct : KM_ATTN_MIN_BLOCKS>();
+Kern kernel_variant(int prefetch, int ot, int ctas, int unpack) {
+#define KM_ATTN_VARIANT_KERN(pf, o, ct, uw) \
+  if (prefetch == pf && ot == o && ctas == ct && unpack == uw) return variant_kern<KV, pf, o, ct, uw>();
   KM_ATTN_VARIANTS(KM_ATTN_VARIANT_KERN)
 #undef KM_ATTN_VARIANT_KERN
   return Kern{nullptr, 0};
@@ -1066,7 +1133,7 @@ Kern kernels_u3(const km_attn_shape &s, int mt);
 Kern kernels_tq3(const km_attn_shape &s, int mt);
 
 // A shape's variant, paired or plain kernel of format KV (head_dim 128, register pipeline for the first two).
-inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas; }
+inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas || s.unpack; }
 
 // The default kernel of a quantized format for warps of <= 8 rows at head_dim 128 (GQA 32:8 at q_len 1-2),
 // the measured best of its variants (H200, b16 x 32K, revision 54356d7a950f, reports/attn-notes.md): fp8
@@ -1078,11 +1145,11 @@ inline bool default_is_variant(const km_attn_shape &s, int mt) {
 }
 template <int KV>
 Kern kernel_default_variant() {
-  return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0) : kernel_variant<KV>(2, 1, 3);
+  return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0, 0) : kernel_variant<KV>(2, 1, 3, 0);
 }
 template <int KV>
 Kern kernel_variant_or_paired(const km_attn_shape &s) {
-  return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas);
+  return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas, s.unpack);
 }
 
 }  // namespace km_attn_detail

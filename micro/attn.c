@@ -46,6 +46,7 @@ typedef struct attn_params {
   int pair;          /* two tiles per softmax step */
   int otrans;        /* O^T = V^T P^T accumulators (a variant: with an explicit prefetch) */
   int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
+  int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows */
 } attn_params;
 
 enum {
@@ -167,6 +168,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.pair = p->pair;
   r->sh.otrans = p->otrans;
   r->sh.ctas = p->ctas;
+  r->sh.unpack = p->unpack;
   r->batch = p->batch;
 }
 
@@ -678,8 +680,8 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   km_bench_counter(b, "cache_copies", r->copies);
   char variant[96] = "";
   if (p->prefetch || p->otrans || p->ctas)
-    snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM", p->otrans ? "O^T, " : "",
-             p->prefetch, p->ctas ? p->ctas : 2);
+    snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s", p->otrans ? "O^T, " : "",
+             p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "");
   km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s",
                  r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
                  p->skewed ? "long-tailed, " : "", ctx_tokens, r->sh.block_size, r->sh.q_len,
@@ -768,6 +770,14 @@ PVAR(pf1c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 3);
 PVAR(ot1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0);
 PVAR(ot2c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3);
 PVAR(ot1c4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 4);
+/* 3-bit codes unpacked two at a time from 16-bit windows (kernels/u3_unpack.h) */
+#define PVARW(name, b, depth, ot, ctas)                                                                        \
+  static const attn_params name = {A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, b, 32768, 16, 1, 0, 0, 0, 0, 0, depth, 0, \
+                                   ot, ctas, 1}
+PVARW(ot1w_u3_b16_32k, 16, 1, 1, 0);
+PVARW(ot2c3w_u3_b16_32k, 16, 2, 1, 3);
+PVARW(ot1c4w_u3_b16_32k, 16, 1, 1, 4);
+PVARW(ot2c3w_u3_b64_32k, 64, 2, 1, 3);
 PVAR(pf1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0, 0);
 PVAR(ot1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 0);
 PVAR(ot2c3_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 1, 3);
@@ -821,6 +831,7 @@ P(quick_u3, A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0);
 static const attn_params quick_ring = {A_DECODE, 32, 8, 128, BF, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, KM_ATTN_PIPE_SMEM_RING};
 static const attn_params quick_ot_fp8 = {A_DECODE, 32, 8, 128, E4, TOK, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 1, 0, 1, 3};
 static const attn_params quick_ot_tq3 = {A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 0};
+static const attn_params quick_w_u3 = {A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 3, 1};
 
 #define T_GQA "gqa"
 #define SUM_DEC "one decode step of attention over the paged cache (split-KV, GQA-aware, tensor cores)"
@@ -902,8 +913,8 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
     {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf4", "kv_quant", SUM_PF, run_attn, &pf4_u3_b16_32k, 0,
      "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
-#define SUM_VAR "the same step with a prefetch depth N (pfN; otN: with O^T = V^T P^T accumulators) and the " \
-                "register cap for M CTAs per SM (cM)"
+#define SUM_VAR "the same step with a prefetch depth N (pfN; otN: with O^T = V^T P^T accumulators), the " \
+                "register cap for M CTAs per SM (cM) and 3-bit codes from 16-bit windows (w)"
 #define VAR_ROW(fmt, b, suffix, params, tech)                                                            \
   {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/" suffix, tech, SUM_VAR, run_attn, &params, 0, \
    "attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k"}
@@ -924,6 +935,10 @@ static const km_case attn_cases[] = {
     VAR_ROW("int3_g32", 16, "ot1", ot1_u3_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "ot2c3", ot2c3_u3_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "ot1c4", ot1c4_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "ot1w", ot1w_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "ot2c3w", ot2c3w_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "ot1c4w", ot1c4w_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 64, "ot2c3w", ot2c3w_u3_b64_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "pf1", pf1_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1", ot1_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3", ot2c3_tq3_b16_32k, "kv_quant"),
@@ -972,6 +987,8 @@ static const km_case attn_cases[] = {
      &quick_ot_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/ot2/quick", "kv_quant", SUM_VAR, run_attn, &quick_ot_tq3,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/ot2c3w/quick", "kv_quant", SUM_VAR, run_attn, &quick_w_u3,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,

@@ -42,20 +42,21 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM (all 0: the default kernel) */
 typedef struct variant {
-  int prefetch, pair, otrans, ctas;
+  int prefetch, pair, otrans, ctas, unpack;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
-  run_case_with(t, check_naive, pipe, (variant){0, 0, 0, 0});
+  run_case_with(t, check_naive, pipe, (variant){0, 0, 0, 0, 0});
 }
-static void run_case_pair(const tcase *t) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 1, 0, 0}); }
+static void run_case_pair(const tcase *t) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 1, 0, 0, 0}); }
 
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v) {
   if (t->batch < 1 || t->batch > 4096) return;
   uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->d * 7 + t->kv * 3 + t->batch + t->q_len * 17 +
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
-                      t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas};
+                      t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
+                      v.unpack};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads) */
@@ -236,9 +237,10 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
     free(kr), free(vr), free(ksr), free(vsr), free(ref);
   }
   KM_EXPECT_MSG(bad == 0,
-                "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d): %zu of %zu outputs off (chunks %d of %d "
-                "tiles, split %d)",
+                "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d): %zu of %zu outputs off (chunks "
+                "%d of %d tiles, split %d)",
                 t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", v.prefetch, v.pair, v.otrans, v.ctas,
+                v.unpack,
                 bad, qn,
                 plan.num_chunks, plan.chunk_tiles, plan.split);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
@@ -279,6 +281,13 @@ static void test_plan_errors(void) {
   KM_EXPECT(km_attn_shape_error(&var) == NULL);
   var.num_kv_heads = 1; /* 32 rows: O^T needs <= 8 */
   KM_EXPECT(km_attn_shape_error(&var) != NULL);
+  km_attn_shape win = sh; /* window unpacking: listed combinations, uniform 3-bit only */
+  win.prefetch = 2, win.otrans = 1, win.ctas = 3, win.unpack = 1;
+  KM_EXPECT(km_attn_shape_error(&win) != NULL); /* bf16 */
+  win.kv = KM_ATTN_U3;
+  KM_EXPECT(km_attn_shape_error(&win) == NULL);
+  win.ctas = 0;
+  KM_EXPECT(km_attn_shape_error(&win) != NULL); /* (2, 1, 0, 1) is not listed */
   km_attn_shape bad_pipe = sh;
   bad_pipe.pipe = (km_attn_pipe)7;
   KM_EXPECT(km_attn_shape_error(&bad_pipe) != NULL);
@@ -351,7 +360,7 @@ int main(void) {
       {"TurboQuant pages", 8, 2, 128, 16, 1, 0, TQ, TEN, 2, c700, 7, 0},
   };
   /* every listed variant (depths, O^T accumulators, CTAs per SM; head_dim 128, <= 8 rows): a few cases each */
-#define KM_TEST_VARIANT(pf, o, ct) {pf, 0, o, ct},
+#define KM_TEST_VARIANT(pf, o, ct, uw) {pf, 0, o, ct, uw},
   static const variant variants[] = {KM_ATTN_VARIANTS(KM_TEST_VARIANT)};
 #undef KM_TEST_VARIANT
   const tcase depth_cases[] = {
@@ -360,13 +369,16 @@ int main(void) {
       {"depth: fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 9, c_long, 0, 3},
       {"depth: 3-bit, window 40", 8, 2, 128, 32, 1, 40, U3, TEN, 3, c3, 0, 2},
       {"depth: 3-bit pages", 8, 2, 128, 16, 1, 0, U3, TEN, 2, c700, 7, 0},
+      {"depth: 3-bit split 3, one long many short", 32, 8, 128, 16, 1, 0, U3, TEN, 9, c_long, 0, 3},
+      {"depth: 3-bit q_len 2 (8 rows)", 8, 2, 128, 16, 2, 0, U3, TEN, 3, c3q, 0, 0},
       {"depth: TurboQuant split 3, one long many short", 32, 8, 128, 16, 1, 0, TQ, TEN, 9, c_long, 0, 3},
       {"depth: TurboQuant q_len 2 (8 rows), window 40", 8, 2, 128, 32, 2, 40, TQ, TEN, 3, c3q, 0, 2},
       {"depth: fp8 q_len 2 (8 rows)", 8, 2, 128, 16, 2, 0, E4, TOK, 2, c700, 0, 0},
   };
   for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i)
     for (size_t k = 0; k < sizeof variants / sizeof variants[0]; ++k)
-      run_case_with(&depth_cases[i], 0, KM_ATTN_PIPE_REGISTERS, variants[k]);
+      if (!variants[k].unpack || depth_cases[i].kv == KM_ATTN_U3) /* window unpacking: 3-bit only */
+        run_case_with(&depth_cases[i], 0, KM_ATTN_PIPE_REGISTERS, variants[k]);
   /* paired tiles (odd tile counts end on a single tile; windows and pages mask inside a pair) */
   const tcase pair_cases[] = {
       {"pair: gqa 8:2 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},

@@ -1,0 +1,103 @@
+/* Unpacking 3-bit codes (the uniform 3-bit record of kernels/quant_3bit.h: 32 codes, 3 bits each, LSB
+ * first in bits 0..95, words w0..w2) two at a time into the fp16x2 form the decode kernel's mma operands
+ * take, with as few integer instructions as the packing allows; host and device code alike, so that
+ * tests/cpu_u3_unpack.c checks every extraction on the CPU.
+ *
+ * The form: a 32-bit word whose halves are 0x6400 | code, i.e. the fp16 values 1024 + code (code in the
+ * mantissa of 1024.0, exact); the kernel subtracts 1024 and applies the group's scale and zero.
+ *
+ * Windows: the code field's 16-bit window k (0..5) is bits 16k..16k+15. Code positions repeat modulo 16
+ * every 48 bits (lcm(3, 16)), so windows k and k + 3 hold codes i and i + 16 at the same offset; 14 of the
+ * 16 codes i < 16 lie inside one window (i = 5 and i = 10, bits 15-17 and 30-32, cross one). Putting window
+ * k in a word's low half and another in its high half (one byte permute), one shift and one mask then give
+ * two codes at once.
+ *   K (one row, all 32 codes of a group): pair (i, i + 16) from windows (k, k + 3); the order in which a
+ *   thread's k-steps take the pairs is KM_U3_K_PAIR (the query's fragment takes its dims in the same order).
+ *   V (two rows lo, hi; the 16 codes 16 h + j of half h of the group): pair (lo's code, hi's code) from
+ *   window 3h + m of each row. */
+#ifndef KM_KERNELS_U3_UNPACK_H
+#define KM_KERNELS_U3_UNPACK_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define KM_U3_HD __host__ __device__ __forceinline__
+#else
+#define KM_U3_HD static inline
+#endif
+
+#define KM_U3_F16_ONES 0x64006400u /* two fp16 1024.0 */
+
+/* The byte permute and the funnel shift, as the device does them (CUDA's __byte_perm, __funnelshift_r). */
+KM_U3_HD uint32_t km_u3_prmt(uint32_t a, uint32_t b, uint32_t sel) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(a, b, sel);
+#else
+  const uint64_t x = ((uint64_t)b << 32) | a;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; i++) r |= (uint32_t)((x >> (8 * ((sel >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  return r;
+#endif
+}
+KM_U3_HD uint32_t km_u3_shr2(uint32_t lo, uint32_t hi, int s) { /* bits s.. of hi:lo, 0 <= s < 32 */
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(lo, hi, s);
+#else
+  return (uint32_t)((((uint64_t)hi << 32) | lo) >> s);
+#endif
+}
+
+/* ---- K: code pairs (i, i + 16) of one record */
+
+/* The order of the pairs a thread's k-steps take (k-step s: pairs 2s and 2s + 1): the codes i < 16 inside
+ * windows 0, 1 and 2, then the two that cross a window. */
+#define KM_U3_K_PAIRS 16
+KM_U3_HD int km_u3_k_pair(int n) {
+  /* 0-4 (window 0), 6-9 (window 1), 11-15 (window 2), 5 and 10 (crossing) */
+  return n < 5 ? n : n < 9 ? n + 1 : n < 14 ? n + 2 : n == 14 ? 5 : 10;
+}
+
+/* Windows (k, k + 3) of record words w0..w2 in one word, k = 0, 1, 2. */
+KM_U3_HD uint32_t km_u3_k_window(const uint32_t *w, int k) {
+  return k == 0 ? km_u3_prmt(w[0], w[1], 0x7610)   /* w0 bits 0-15 | w1 bits 16-31 (bits 48-63) */
+         : k == 1 ? km_u3_prmt(w[0], w[2], 0x5432) /* w0 bits 16-31 | w2 bits 0-15 (bits 64-79) */
+                  : km_u3_prmt(w[1], w[2], 0x7610); /* w1 bits 0-15 (32-47) | w2 bits 16-31 (80-95) */
+}
+
+/* Pair n of KM_U3_K_PAIR in the fp16x2 form: (1024 + code i, 1024 + code i + 16). z: the three windows of
+ * km_u3_k_window; w: the record's words (for the two crossing pairs). */
+KM_U3_HD uint32_t km_u3_k_pair_bits(const uint32_t *z, const uint32_t *w, int n) {
+  const int i = km_u3_k_pair(n);
+  if (i == 5) /* bits 15-17 and 63-65 */
+    return ((w[0] >> 15) & 7u) | ((km_u3_shr2(w[1], w[2], 31) & 7u) << 16) | KM_U3_F16_ONES;
+  if (i == 10) /* bits 30-32 and 78-80 */
+    return (km_u3_shr2(w[0], w[1], 30) & 7u) | (((w[2] >> 14) & 7u) << 16) | KM_U3_F16_ONES;
+  const int k = (3 * i) >> 4, o = (3 * i) & 15;
+  return ((z[k] >> o) & 0x00070007u) | KM_U3_F16_ONES;
+}
+
+/* ---- V: code j (0..15) of half h of two rows' records, as (1024 + lo's, 1024 + hi's) */
+
+/* Window 3h + m (m = 0, 1, 2; h is a lane's, so every index below is a constant and h picks with a select)
+ * of lo's record in the low half and of hi's in the high half: window k is half k & 1 of word k >> 1. */
+KM_U3_HD uint32_t km_u3_v_window(const uint32_t *lo, const uint32_t *hi, int h, int m) {
+  if (m == 0) /* window 0: w0 low half; window 3: w1 high half */
+    return h ? km_u3_prmt(lo[1], hi[1], 0x7632) : km_u3_prmt(lo[0], hi[0], 0x5410);
+  if (m == 1) /* window 1: w0 high; window 4: w2 low */
+    return h ? km_u3_prmt(lo[2], hi[2], 0x5410) : km_u3_prmt(lo[0], hi[0], 0x7632);
+  /* window 2: w1 low; window 5: w2 high */
+  return h ? km_u3_prmt(lo[2], hi[2], 0x7632) : km_u3_prmt(lo[1], hi[1], 0x5410);
+}
+/* Code j of half h as a pair; z: the three windows of km_u3_v_window for this h; lo, hi: the records'
+ * words (for codes 5 and 10, which cross a window: bits 15-17 | 63-65 and 30-32 | 78-80). */
+KM_U3_HD uint32_t km_u3_v_cross(const uint32_t *r, int h, int j) {
+  if (j == 5) return (h ? km_u3_shr2(r[1], r[2], 31) : (r[0] >> 15)) & 7u;
+  return (h ? (r[2] >> 14) : km_u3_shr2(r[0], r[1], 30)) & 7u;
+}
+KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const uint32_t *hi, int h, int j) {
+  if (j == 5 || j == 10) return km_u3_v_cross(lo, h, j) | (km_u3_v_cross(hi, h, j) << 16) | KM_U3_F16_ONES;
+  const int m = (3 * j) >> 4, o = (3 * j) & 15;
+  return ((z[m] >> o) & 0x00070007u) | KM_U3_F16_ONES;
+}
+
+#endif
