@@ -5,9 +5,11 @@
 # results under $OUT. Stages: build tests quick arch80v full repeat sanitize profile (default: all but profile); arch80v builds
 # a second tree for CMAKE_CUDA_ARCHITECTURES=80-virtual (the A100's code paths, JIT-compiled on this card)
 # and runs its GPU tests and its --quick run beside the first. Prints a short table last.
-# A command on the lent machine may run 600 s and the build alone takes ~110-140 s there, so all stages do
-# not fit one call: run `build full` (the full run's SIGINT is timed to leave room for its JSON, see
-# KM_CALL_LIMIT), then at once, while the machine is warm and the build kept, `tests sanitize arch80v`.
+# A command on the lent machine may run 600 s, so all stages do not fit one call. Measured there (revision
+# 54356d7a950f): build 186 s, GPU tests ~100 s (4 at a time), full run 297 s, memcheck + initcheck 75 s,
+# the 80-virtual build 88 s and its GPU tests ~470 s one after the other (now 4 at a time). Plan: `build tests`,
+# then at once, while the machine is warm (30 s) and the build kept, `full` (its SIGINT is timed to leave
+# room for its JSON, see KM_CALL_LIMIT), then `sanitize`, then `arch80v`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$(date +%s)
