@@ -132,6 +132,14 @@ PY
     "$report" compare "$runs/$a_run" "$runs/$name-quick-80v.json" --format markdown
     echo
   fi
+  echo "## Does a smaller KV cache make the decode step faster? (each format against bf16 at the same shape)"
+  echo
+  echo "\`scripts/decode-formats.py $name.json\`: every quantized decode row of the default kernels beside the"
+  echo "bf16 row of the same layout, batch and context (speed-up = bf16 time / the format's time), with the"
+  echo "fastest kernel variant row of that shape where the run has one."
+  echo
+  python3 "$top/scripts/decode-formats.py" "$runs/$name.json"
+  echo
   echo "## The technique table of the run's model"
   echo
   echo "\`report techniques $name.json\`: the twelve techniques side by side for the model the run measured"

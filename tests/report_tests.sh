@@ -359,5 +359,17 @@ expect_error "one file to compare" compare "$fx/h200-sample.json"
 expect_error "plot without --out" plot "$fx/synthetic-sweeps.json"
 expect_error "--out is a file" plot "$fx/synthetic-sweeps.json" --out "$fx/h200-sample.json"
 
+# ---- scripts/decode-formats.py (the recorded report's format-against-bf16 table) on the synthetic decode run:
+# fp8 at 1.45x bf16 on each of its three shapes; a missing file is exit 2
+if command -v python3 >/dev/null; then
+  df="$(dirname "$0")/../scripts/decode-formats.py"
+  python3 "$df" "$fx/synthetic-decode.json" >"$tmp/formats.md" || bad "decode-formats failed"
+  [ "$(grep -c '^| fp8_e4m3_tokhead | gqa32x8/d128 | 16 | .* | 1.45x |' "$tmp/formats.md")" -eq 3 ] ||
+    bad "decode-formats: want three fp8 rows at 1.45x: $(cat "$tmp/formats.md")"
+  grep -q 'fp8_e4m3_tokhead: faster than bf16 at 3 of 3 shapes' "$tmp/formats.md" || bad "decode-formats: no summary line"
+  python3 "$df" "$tmp/none.json" 2>/dev/null
+  [ $? -eq 2 ] || bad "decode-formats on a missing file: want exit 2"
+fi
+
 [ "$fail" -eq 0 ] && echo "report_tests: all passed"
 exit "$fail"
