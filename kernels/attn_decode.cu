@@ -188,7 +188,7 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
   if ((s->kv == KM_ATTN_U3 || s->kv == KM_ATTN_TQ3) && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
     return "3-bit KV: head_dim 128, register pipeline";
-  // the depth and pair variants exist for one kernel shape only (kernel_prefetch, kernel_paired)
+  // the variants and the paired tiles exist for one kernel shape only (kernel_variant, kernel_paired)
   const bool variant_shape = s->head_dim == 128 && rows_of(s) <= 8 && s->pipe == KM_ATTN_PIPE_REGISTERS &&
                              s->kv != KM_ATTN_FP8_E5M2;
   if (is_variant(*s)) {

@@ -79,15 +79,14 @@ typedef struct km_attn_shape {
   km_attn_pipe pipe;   /* 0: registers */
   int prefetch;        /* register pipeline's tiles in flight per warp: 0 = the format's default (bf16 1,
                           fp8 2, TurboQuant 2, uniform 3-bit KM_ATTN_U3_PF; at head_dim 128 with <= 8 rows the
-                          quantized formats but e5m2 default to their best variant, default_is_variant in
+                          quantized formats but e5m2 default to their best variant, has_default_variant in
                           attn_decode_kernel.cuh); 1, 2 or 4 for the variant rows (head_dim 128, <= 8 rows) */
   int pair;            /* 1: two tiles per softmax step (one max/sum reduction per 32 tokens; head_dim 128,
                           <= 8 rows, register pipeline; bf16 then holds 2 tiles in flight) */
   int otrans;          /* 1: accumulate O^T = V^T P^T (half the P V products and accumulators when the rows
                           fit 8); a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
   int ctas;            /* 0: registers capped for KM_ATTN_MIN_BLOCKS CTAs per SM; 3 or 4: for 3 or 4 (12 or 16
-                          warps per SM);
-                          a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
+                          warps per SM); a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
   int unpack;          /* uniform 3-bit: 1 unpacks codes two at a time from 16-bit windows (kernels/u3_unpack.h);
                           a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
 } km_attn_shape;

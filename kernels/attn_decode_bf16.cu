@@ -3,6 +3,5 @@
 #include "attn_decode_kernel.cuh"
 
 km_attn_detail::Kern km_attn_detail::kernels_bf16(const km_attn_shape &s, int mt) {
-  if (s.pair || is_variant(s)) return kernel_variant_or_paired<KM_ATTN_BF16>(s);
-  return kernel_for_dims<KM_ATTN_BF16>(s.head_dim, mt, s.pipe);
+  return kernels_of<KM_ATTN_BF16>(s, mt);
 }

@@ -3,7 +3,5 @@
 #include "attn_decode_kernel.cuh"
 
 km_attn_detail::Kern km_attn_detail::kernels_e4m3(const km_attn_shape &s, int mt) {
-  if (s.pair || is_variant(s)) return kernel_variant_or_paired<KM_ATTN_FP8_E4M3>(s);
-  if (default_is_variant(s, mt)) return kernel_default_variant<KM_ATTN_FP8_E4M3>();
-  return kernel_for_dims<KM_ATTN_FP8_E4M3>(s.head_dim, mt, s.pipe);
+  return kernels_of<KM_ATTN_FP8_E4M3>(s, mt);
 }

@@ -185,9 +185,8 @@ __device__ __forceinline__ uint32_t u3_chunk(const uint32_t *w, int k) {
          : k == 2 ? __funnelshift_r(w[1], w[2], 16) & 0xFFFFFFu
                   : w[2] >> 8;
 }
-// Codes at bit offsets sa of a and sb of b -> fp16x2 (code_a, code_b) x scale + zero (both fp16x2): each
-// code goes into the mantissa of 1024.0 (exact), 1024 comes off, then one fused multiply-add.
-// fp16x2 (1024 + code_a, 1024 + code_b) -> (code_a, code_b) x scale + zero (1024 comes off exactly).
+// fp16x2 (1024 + code_a, 1024 + code_b) -> (code_a, code_b) x scale + zero (both fp16x2): 1024 comes off
+// exactly, then one fused multiply-add.
 __device__ __forceinline__ uint32_t u3_finish(uint32_t u, uint32_t scale, uint32_t zero) {
   __half2 h, sc, z;
   memcpy(&h, &u, 4);
@@ -198,6 +197,7 @@ __device__ __forceinline__ uint32_t u3_finish(uint32_t u, uint32_t scale, uint32
   memcpy(&out, &r, 4);
   return out;
 }
+// Codes at bit offsets sa of a and sb of b, each put into the mantissa of 1024.0 (exact), then u3_finish.
 __device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int sb, uint32_t scale, uint32_t zero) {
   return u3_finish(((a >> sa) & 7u) | (((b >> sb) & 7u) << 16) | KM_U3_F16_ONES, scale, zero);
 }
@@ -1083,10 +1083,6 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
                      : Kern{nullptr, 0};
 }
 
-// The depth / accumulator / occupancy variants of a format (head_dim 128, <= 8 rows, register pipeline):
-// prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the default cap,
-// KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM, unpack 1 for 3-bit codes from 16-bit windows; {nullptr, 0} for a
-// combination without one (KM_ATTN_VARIANTS lists them).
 // One listed variant of format KV; the window unpacking exists for uniform 3-bit only.
 template <int KV, int PF, int O, int CT, int UW>
 Kern variant_kern() {
@@ -1095,6 +1091,10 @@ Kern variant_kern() {
   else
     return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW>();
 }
+// The depth / accumulator / occupancy / unpacking variants of a format (head_dim 128, <= 8 rows, register
+// pipeline): prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the default cap,
+// KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM, unpack 1 for 3-bit codes from 16-bit windows; {nullptr, 0} for a
+// combination without one (KM_ATTN_VARIANTS lists them).
 template <int KV>
 Kern kernel_variant(int prefetch, int ot, int ctas, int unpack) {
 #define KM_ATTN_VARIANT_KERN(pf, o, ct, uw) \
@@ -1123,34 +1123,55 @@ Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
   }
 }
 
-// Each format's launch descriptors (attn_decode_<format>.cu) for a shape (mt: its m16 row tiles, 0 for
-// <= 8 rows); {nullptr, 0} where it has none. The shape's prefetch, otrans and ctas pick a variant
-// (kernel_variant), pair the paired-tile one.
-Kern kernels_bf16(const km_attn_shape &s, int mt);
-Kern kernels_e4m3(const km_attn_shape &s, int mt);
-Kern kernels_e5m2(const km_attn_shape &s, int mt);
-Kern kernels_u3(const km_attn_shape &s, int mt);
-Kern kernels_tq3(const km_attn_shape &s, int mt);
-
-// A shape's variant, paired or plain kernel of format KV (head_dim 128, register pipeline for the first two).
+// A shape's variant (prefetch, otrans, ctas, unpack) or paired-tile kernel of format KV.
 inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas || s.unpack; }
+template <int KV>
+Kern kernel_variant_or_paired(const km_attn_shape &s) {
+  return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas, s.unpack);
+}
 
 // The default kernel of a quantized format for warps of <= 8 rows at head_dim 128 (GQA 32:8 at q_len 1-2),
 // the measured best of its variants (H200, b16 x 32K, revision 54356d7a950f, reports/attn-notes.md): fp8
 // e4m3 O^T depth 1 (364.4 us; 432.9 for depth 2 without O^T), uniform 3-bit O^T depth 2 capped for 3 CTAs
-// per SM (355.4; 372.4), TurboQuant the same (484.5; 547.2). bf16 keeps its kernel (O^T: 510.0 vs 510.9 us).
-inline bool default_is_variant(const km_attn_shape &s, int mt) {
-  return mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS &&
-         (s.kv == KM_ATTN_FP8_E4M3 || s.kv == KM_ATTN_U3 || s.kv == KM_ATTN_TQ3);
+// per SM (355.4; 372.4), TurboQuant the same (484.5; 547.2). bf16 keeps its kernel (O^T: 510.0 vs 510.9 us);
+// e5m2 has no variants.
+template <int KV>
+constexpr bool has_default_variant() {
+  return KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
 }
 template <int KV>
 Kern kernel_default_variant() {
   return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0, 0) : kernel_variant<KV>(2, 1, 3, 0);
 }
+
+// Format KV's launch descriptor for a shape (mt: its m16 row tiles, 0 for <= 8 rows); {nullptr, 0} where it
+// has none. 3-bit formats: head_dim 128 and the register pipeline only (km_attn_shape_error says so).
 template <int KV>
-Kern kernel_variant_or_paired(const km_attn_shape &s) {
-  return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas, s.unpack);
+Kern kernels_of(const km_attn_shape &s, int mt) {
+  constexpr bool three_bit = KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
+  if (three_bit && (s.head_dim != 128 || s.pipe != KM_ATTN_PIPE_REGISTERS)) return Kern{nullptr, 0};
+  if (s.pair || is_variant(s)) {
+    if constexpr (KV == KM_ATTN_FP8_E5M2)
+      return Kern{nullptr, 0};
+    else
+      return kernel_variant_or_paired<KV>(s);
+  }
+  if constexpr (has_default_variant<KV>())
+    if (mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS) return kernel_default_variant<KV>();
+  if constexpr (three_bit)
+    return mt == 1 ? kernel_pipe<128, KV, 1, KM_ATTN_PIPE_REGISTERS>()
+           : mt == 2 ? kernel_pipe<128, KV, 2, KM_ATTN_PIPE_REGISTERS>()
+                     : Kern{nullptr, 0};
+  else
+    return kernel_for_dims<KV>(s.head_dim, mt, s.pipe);
 }
+
+// Each format's kernels_of, instantiated in its own translation unit (attn_decode_<format>.cu).
+Kern kernels_bf16(const km_attn_shape &s, int mt);
+Kern kernels_e4m3(const km_attn_shape &s, int mt);
+Kern kernels_e5m2(const km_attn_shape &s, int mt);
+Kern kernels_u3(const km_attn_shape &s, int mt);
+Kern kernels_tq3(const km_attn_shape &s, int mt);
 
 }  // namespace km_attn_detail
 
