@@ -748,40 +748,38 @@ PDEPTH(pf4_bf16_b16_32k, BF, TEN, 4);
 PDEPTH(pf4_fp8_b16_32k, E4, TOK, 4);
 PDEPTH(pf2_u3_b16_32k, KM_ATTN_U3, TEN, 2);
 PDEPTH(pf4_u3_b16_32k, KM_ATTN_U3, TEN, 4);
-/* O^T accumulators (half the P V products and accumulator registers for <= 8 rows) and the register cap
- * for 3 or 4 CTAs per SM, at a given depth: what limits a quantized step's tiles per second */
-#define PVAR(name, kv, sc, b, depth, ot, ctas)                                                                 \
+/* O^T accumulators (half the P V products and accumulator registers for <= 8 rows), the register cap for 3
+ * or 4 CTAs per SM and (uniform 3-bit) the window unpacking, at a given depth: what limits a quantized step's
+ * tiles per second */
+#define PVAR(name, kv, sc, b, depth, ot, ctas, unpack)                                                         \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, b, 32768, 16, 1, 0, 0, 0, 0, 0, depth, 0, ot, \
-                                   ctas}
-PVAR(ot1_bf16_b16_32k, BF, TEN, 16, 1, 1, 0);
-PVAR(ot1c3_bf16_b16_32k, BF, TEN, 16, 1, 1, 3);
-PVAR(ot1c3_bf16_b1_32k, BF, TEN, 1, 1, 1, 3);
-PVAR(pf1_fp8_b16_32k, E4, TOK, 16, 1, 0, 0);
-PVAR(pf2_fp8_b16_32k, E4, TOK, 16, 2, 0, 0); /* the kernel fp8 ran by default before O^T */
-PVAR(pf1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 0); /* 3-bit's former default */
-PVAR(pf2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 0, 0); /* TurboQuant's former default */
-PVAR(pf1c3_fp8_b16_32k, E4, TOK, 16, 1, 0, 3);
-PVAR(ot1_fp8_b16_32k, E4, TOK, 16, 1, 1, 0);
-PVAR(ot2_fp8_b16_32k, E4, TOK, 16, 2, 1, 0);
-PVAR(ot1c3_fp8_b16_32k, E4, TOK, 16, 1, 1, 3);
-PVAR(ot2c3_fp8_b16_32k, E4, TOK, 16, 2, 1, 3);
-PVAR(ot1c4_fp8_b16_32k, E4, TOK, 16, 1, 1, 4);
-PVAR(pf1c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 3);
-PVAR(ot1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0);
-PVAR(ot2c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3);
-PVAR(ot1c4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 4);
+                                   ctas, unpack}
+PVAR(ot1_bf16_b16_32k, BF, TEN, 16, 1, 1, 0, 0);
+PVAR(ot1c3_bf16_b16_32k, BF, TEN, 16, 1, 1, 3, 0);
+PVAR(ot1c3_bf16_b1_32k, BF, TEN, 1, 1, 1, 3, 0);
+PVAR(pf1_fp8_b16_32k, E4, TOK, 16, 1, 0, 0, 0);
+PVAR(pf2_fp8_b16_32k, E4, TOK, 16, 2, 0, 0, 0); /* the kernel fp8 ran by default before O^T */
+PVAR(pf1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 0, 0); /* 3-bit's former default */
+PVAR(pf2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 0, 0, 0); /* TurboQuant's former default */
+PVAR(pf1c3_fp8_b16_32k, E4, TOK, 16, 1, 0, 3, 0);
+PVAR(ot1_fp8_b16_32k, E4, TOK, 16, 1, 1, 0, 0);
+PVAR(ot2_fp8_b16_32k, E4, TOK, 16, 2, 1, 0, 0);
+PVAR(ot1c3_fp8_b16_32k, E4, TOK, 16, 1, 1, 3, 0);
+PVAR(ot2c3_fp8_b16_32k, E4, TOK, 16, 2, 1, 3, 0);
+PVAR(ot1c4_fp8_b16_32k, E4, TOK, 16, 1, 1, 4, 0);
+PVAR(pf1c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 3, 0);
+PVAR(ot1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0, 0);
+PVAR(ot2c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 0);
+PVAR(ot1c4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 4, 0);
 /* 3-bit codes unpacked two at a time from 16-bit windows (kernels/u3_unpack.h) */
-#define PVARW(name, b, depth, ot, ctas)                                                                        \
-  static const attn_params name = {A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, b, 32768, 16, 1, 0, 0, 0, 0, 0, depth, 0, \
-                                   ot, ctas, 1}
-PVARW(ot1w_u3_b16_32k, 16, 1, 1, 0);
-PVARW(ot2c3w_u3_b16_32k, 16, 2, 1, 3);
-PVARW(ot1c4w_u3_b16_32k, 16, 1, 1, 4);
-PVARW(ot2c3w_u3_b64_32k, 64, 2, 1, 3);
-PVAR(pf1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0, 0);
-PVAR(ot1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 0);
-PVAR(ot2c3_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 1, 3);
-PVAR(ot1c4_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 4);
+PVAR(ot1w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0, 1);
+PVAR(ot2c3w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 1);
+PVAR(ot1c4w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 4, 1);
+PVAR(ot2c3w_u3_b64_32k, KM_ATTN_U3, TEN, 64, 2, 1, 3, 1);
+PVAR(pf1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0, 0, 0);
+PVAR(ot1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 0, 0);
+PVAR(ot2c3_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 1, 3, 0);
+PVAR(ot1c4_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 4, 0);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
