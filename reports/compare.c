@@ -52,7 +52,10 @@ static double own_share(const km_run_file *f, const km_result *row) {
   return 100.0 * km_run_row_gbps(row) / f->ceiling_gbps;
 }
 
-static const char *gpu_text(const km_run_file *f, const char *key);
+static const char *gpu_text(const km_run_file *f, const char *key) {
+  const cJSON *v = f->gpu ? cJSON_GetObjectItemCaseSensitive(f->gpu, key) : NULL;
+  return cJSON_IsString(v) ? v->valuestring : "unknown";
+}
 
 static void append_text(char *buf, size_t len, const char *text) {
   size_t used = strlen(buf);
@@ -202,11 +205,6 @@ static int print_json(const km_run_file *a, const km_run_file *b, const km_table
   cJSON_AddItemToObject(doc, "matched", km_table_rows_json(m));
   cJSON_AddItemToObject(doc, "only_in_one", km_table_rows_json(u));
   return km_json_print_delete(doc, out);
-}
-
-static const char *gpu_text(const km_run_file *f, const char *key) {
-  const cJSON *v = f->gpu ? cJSON_GetObjectItemCaseSensitive(f->gpu, key) : NULL;
-  return cJSON_IsString(v) ? v->valuestring : "unknown";
 }
 
 static void print_side(const km_run_file *f, const char *side, int markdown, FILE *out) {
