@@ -2,6 +2,7 @@
  * of the device comparison, and km_check, which sums a case's device and CPU checks into one outcome. */
 #include "verify.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -120,9 +121,26 @@ void km_check_end(km_check *c, const char *what, size_t n, cudaError_t launched)
   report(c, what, &d, n);
 }
 
+/* KM_VERIFY_FAULT (see verify.h): XOR a bit of the last element's top byte, beyond any ulp tolerance. */
+static int inject_fault(km_check *c, const void *got, size_t n, int elem_bytes, size_t stride) {
+  if (c->faulted || n == 0 || !getenv("KM_VERIFY_FAULT")) return 0;
+  c->faulted = 1;
+  unsigned char *top = (unsigned char *)got + ((n - 1) * stride + 1) * (size_t)elem_bytes - 1;
+  unsigned char v;
+  cudaStream_t s = km_bench_stream(c->b);
+  cudaError_t e = cudaMemcpyAsync(&v, top, 1, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  v ^= 0x40;
+  if (e == cudaSuccess) e = cudaMemcpyAsync(top, &v, 1, cudaMemcpyHostToDevice, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e == cudaSuccess) return 0;
+  km_bench_fail(c->b, "KM_VERIFY_FAULT: could not change the output: %s", cudaGetErrorString(e));
+  return -1;
+}
+
 void km_check_device(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
                      size_t stride, int max_ulp) {
-  if (km_check_begin(c, what) != 0) return;
+  if (km_check_begin(c, what) != 0 || inject_fault(c, got, n, elem_bytes, stride) != 0) return;
   km_check_end(c, what, n,
                 km_verify_compare(got, want, n, elem_bytes, stride, max_ulp, c->diff, km_bench_stream(c->b)));
 }

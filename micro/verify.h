@@ -38,10 +38,14 @@ typedef struct km_check {
   km_bench *b;
   km_diff *diff; /* device scratch for one comparison at a time */
   size_t bad, n;
+  int faulted; /* KM_VERIFY_FAULT: the case's first exact device comparison has had its fault */
 } km_check;
 
 int km_check_init(km_check *c, km_bench *b); /* 0, or -1 when the scratch could not be had */
-/* Device comparisons of device buffers (kernels/verify_compare.h), reported under `what`. */
+/* Device comparisons of device buffers (kernels/verify_compare.h), reported under `what`.
+ * Test hook: with the environment variable KM_VERIFY_FAULT set, the first km_check_device of each check
+ * (each case) flips a high bit of the last element of `got` on the device before comparing, so that the
+ * GPU tests (tests/gpu_*_verify.c) can show a family's whole-output check failing on one wrong element. */
 void km_check_device(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
                      size_t stride, int max_ulp);
 void km_check_device_close(km_check *c, const char *what, const float *got, const float *want, const float *mag,

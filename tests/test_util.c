@@ -1,7 +1,11 @@
 /* Test helpers shared by every test program. */
 #include "test_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
@@ -148,4 +152,38 @@ unsigned long long km_test_device_diff(const void *got, const void *want, size_t
 
 int km_test_corrupt_byte(void *dev, size_t offset, unsigned char value) {
   return cudaMemcpy((unsigned char *)dev + offset, &value, 1, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
+}
+
+/* micro's exit status and its output, read back into buf. */
+static int run_micro_smoke(const char *env, const char *filter, char *buf, size_t len) {
+  const char *micro = getenv("KM_MICRO");
+  char path[] = "/tmp/km_test_micro_XXXXXX", cmd[1024];
+  int fd = mkstemp(path);
+  if (!micro || fd < 0) {
+    fprintf(stderr, "KM_MICRO is not set or no temporary file could be made\n");
+    if (fd >= 0) close(fd), unlink(path);
+    return -1;
+  }
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s '%s' --smoke --filter '%s' >'%s' 2>&1", env, micro, filter, path);
+  const int rc = system(cmd);
+  FILE *f = fopen(path, "r");
+  size_t got = f ? fread(buf, 1, len - 1, f) : 0;
+  buf[got] = '\0';
+  if (f) fclose(f);
+  unlink(path);
+  return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+}
+
+void km_test_check_catches_fault(const char *filter, int cases) {
+  static char log[1 << 16];
+  char want[64];
+  int rc = run_micro_smoke("", filter, log, sizeof log);
+  snprintf(want, sizeof want, "smoke run: %d cases, 0 failed, 0 skipped", cases);
+  KM_EXPECT_MSG(rc == 0 && strstr(log, want), "%s: want exit 0 and '%s', got exit %d:\n%s", filter, want, rc, log);
+  rc = run_micro_smoke("KM_VERIFY_FAULT=1", filter, log, sizeof log);
+  snprintf(want, sizeof want, "smoke run: %d cases, %d failed, 0 skipped", cases, cases);
+  KM_EXPECT_MSG(rc == 1 && strstr(log, want) && strstr(log, ": got 0x"),
+                "%s with KM_VERIFY_FAULT: want exit 1, '%s' and the wrong element named, got exit %d:\n%s", filter, want,
+                rc, log);
 }

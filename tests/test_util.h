@@ -88,6 +88,11 @@ unsigned long long km_test_device_diff(const void *got, const void *want, size_t
 /* Overwrite one byte of device memory (a corrupted element for a check that must then fail). */
 int km_test_corrupt_byte(void *dev, size_t offset, unsigned char value);
 
+/* A family's whole-output check, failing where it must: `./micro --smoke --filter REGEX` (KM_MICRO) passes
+ * every selected case, and with KM_VERIFY_FAULT set (micro/verify.h: one element of each case's first
+ * device comparison changed) fails every one of them, naming the wrong element. Counted as checks. */
+void km_test_check_catches_fault(const char *filter, int cases);
+
 #define KM_TEST_SKIP 77
 
 #endif
