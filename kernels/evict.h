@@ -112,11 +112,42 @@ cudaError_t km_evict_score(const km_evict_shape *s, const uint16_t *q_window, co
 cudaError_t km_evict_select(const km_sparse_plan *plan, const km_evict_shape *s, const float *scores, int32_t *selected,
                             cudaStream_t stream);
 
+/* How the compaction runs; every variant writes the same bits. Tiles of KM_EVICT_COMPACT_THREADS x unroll
+ * 16-byte vectors of K (and as many of V), each thread holding `unroll` of each in flight: 2 (the default:
+ * 8 KiB of K and 8 KiB of V, the shape of the H200's fastest plain copy), 4 or 8. persistent 0: a CTA per
+ * tile, the hardware handing tiles to SMs as they free up; 1: `grid` CTAs (the resident ones, found by
+ * km_evict_compact_opts_make at setup so no device query sits in the launch) walk the tiles with a grid
+ * stride, each issuing its next tile's loads before storing the current one. */
+typedef struct km_evict_compact_opts {
+  int unroll;
+  int persistent;
+  int grid; /* CTAs of a persistent launch; 0 for a CTA per tile */
+} km_evict_compact_opts;
+
+#define KM_EVICT_COMPACT_THREADS 256
+#define KM_EVICT_COMPACT_UNROLL 2 /* the default */
+
+/* NULL when km_evict_compact takes o, else one phrase naming what is wrong. */
+KM_EVICT_HD const char *km_evict_compact_opts_error(const km_evict_compact_opts *o) {
+  if (o->unroll != 2 && o->unroll != 4 && o->unroll != 8) return "compaction unroll must be 2, 4 or 8";
+  if (o->persistent != 0 && o->persistent != 1) return "compaction persistent must be 0 or 1";
+  if (o->persistent && o->grid <= 0) return "a persistent compaction needs a grid of at least one CTA";
+  if (!o->persistent && o->grid != 0) return "a compaction of a CTA per tile takes no grid (0)";
+  return 0;
+}
+
+/* *o for shape s: the knobs checked, and for a persistent launch the grid: the fewest CTAs that walk no
+ * more tiles each than all those resident on the current device at once would (SMs x occupancy of that
+ * kernel), so each walks the same number of tiles bar one. Knobs and shape are checked before the device
+ * is asked: cudaErrorInvalidValue for a bad one, *o untouched. */
+cudaError_t km_evict_compact_opts_make(const km_evict_shape *s, int unroll, int persistent, km_evict_compact_opts *o);
+
 /* Copy K and V of every kept (slot, head) into the compacted pools through dst_table. 16-byte aligned
- * pools; budget slots per sequence written, nothing else. */
-cudaError_t km_evict_compact(const km_evict_shape *s, const uint16_t *k_pool, const uint16_t *v_pool,
-                             const int32_t *table, const int32_t *selected, uint16_t *dst_k, uint16_t *dst_v,
-                             const int32_t *dst_table, cudaStream_t stream);
+ * pools; budget slots per sequence written, nothing else. opts NULL: the default (unroll 2, a CTA per
+ * tile). */
+cudaError_t km_evict_compact(const km_evict_compact_opts *opts, const km_evict_shape *s, const uint16_t *k_pool,
+                             const uint16_t *v_pool, const int32_t *table, const int32_t *selected, uint16_t *dst_k,
+                             uint16_t *dst_v, const int32_t *dst_table, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@ typedef struct evict_params {
   evict_kind kind;
   int context, budget, batch;
   km_evict_pool pool;
+  int unroll, persistent; /* the compaction's variant (km_evict_compact_opts) */
 } evict_params;
 
 /* Everything per copy (pools, window queries, selections, compacted pools) is rotated by rep; the scores and
@@ -48,7 +49,8 @@ typedef struct ev_run {
   int32_t *table, *dst_table, *sel;
   float *scores;
   void *scratch;
-  km_sparse_plan splan; /* the top-k's launch plan, made once in supported() */
+  km_sparse_plan splan;       /* the top-k's launch plan, made once in supported() */
+  km_evict_compact_opts copts; /* the compaction's variant, its persistent grid found in supported() */
 } ev_run;
 
 /* ------------------------------------------------------------------ enqueue functions */
@@ -61,8 +63,9 @@ static cudaError_t enq_topk_copy(const ev_run *r, int c, cudaStream_t st) {
 }
 
 static cudaError_t enq_compact_copy(const ev_run *r, int c, cudaStream_t st) {
-  return km_evict_compact(&r->s, r->k + c * r->pool_elems, r->v + c * r->pool_elems, r->table, r->sel + c * r->sel_elems,
-                          r->dk + c * r->dst_elems, r->dv + c * r->dst_elems, r->dst_table, st);
+  return km_evict_compact(&r->copts, &r->s, r->k + c * r->pool_elems, r->v + c * r->pool_elems, r->table,
+                          r->sel + c * r->sel_elems, r->dk + c * r->dst_elems, r->dv + c * r->dst_elems, r->dst_table,
+                          st);
 }
 
 static cudaError_t enq_score(void *arg, int rep, cudaStream_t st) {
@@ -141,6 +144,7 @@ static ev_run make_run(km_bench *b, const evict_params *p) {
   r.pool_elems = (size_t)p->batch * bps * EV_BLOCK * r.s.kv_heads * r.s.head_dim;
   r.dst_elems = (size_t)p->batch * dbps * EV_BLOCK * r.s.kv_heads * r.s.head_dim;
   r.q_elems = (size_t)p->batch * KM_EVICT_WINDOW * r.s.q_heads * r.s.head_dim;
+  r.copts = (km_evict_compact_opts){p->unroll, p->persistent, 0};
   return r;
 }
 
@@ -153,6 +157,12 @@ static int supported(km_bench *b, ev_run *r) {
   cudaError_t e = km_sparse_plan_make(&r->splan);
   if (e != cudaSuccess) {
     km_bench_fail(b, "top-k plan: %s", cudaGetErrorString(e));
+    return 0;
+  }
+  const int unroll = r->copts.unroll, persistent = r->copts.persistent;
+  e = km_evict_compact_opts_make(&r->s, unroll, persistent, &r->copts);
+  if (e != cudaSuccess) {
+    km_bench_fail(b, "compaction variant (unroll %d, persistent %d): %s", unroll, persistent, cudaGetErrorString(e));
     return 0;
   }
   const int most = r->splan.topk_max_pages;
@@ -396,9 +406,12 @@ static void run_evict(km_bench *b, const void *params) {
 
 /* ------------------------------------------------------------------ the sweep
  * The event at context 4K..32K (batch 16, budget 2,048) and batch 1..64 (32K); scoring + top-k (the
- * decision) and the compaction on their own at the target point (batch 16, 32K) and budgets 512..4,096;
- * the scoring alone; one max-pooled row. Quick rows: context 4,096, batch 1. */
-#define EP(kind, ctx, bud, bat, pool) (&(const evict_params){kind, ctx, bud, bat, pool})
+ * decision) and the compaction on their own at the target point (batch 16, 32K) and budgets 512..4,096,
+ * with its variants (unroll 4 and 8, persistent) at batch 16 and 64; the scoring alone; one max-pooled row.
+ * Quick rows: context 4,096, batch 1. */
+#define EPV(kind, ctx, bud, bat, pool, unroll, persistent)                                                          \
+  (&(const evict_params){kind, ctx, bud, bat, pool, unroll, persistent})
+#define EP(kind, ctx, bud, bat, pool) EPV(kind, ctx, bud, bat, pool, KM_EVICT_COMPACT_UNROLL, 0)
 #define EVENT(ctx, bud, bat, fl)                                                                                    \
   {"evict/event/ctx" #ctx "/budget" #bud "/b" #bat, "eviction",                                                   \
    "one SnapKV eviction: score every token, keep the top budget per KV head, compact K and V", run_evict,          \
@@ -411,6 +424,18 @@ static void run_evict(km_bench *b, const void *params) {
   {"evict/compact/ctx" #ctx "/budget" #bud "/b" #bat, "eviction",                                                 \
    "copy the kept tokens' K and V (per head) into a compacted paged cache", run_evict,                          \
    EP(EV_COMPACT, ctx, bud, bat, KM_EVICT_POOL_AVG), fl, NULL}
+/* A variant of the compaction (km_evict_compact_opts) named by tag, its GB/s compared with the default row's. */
+#define COMPACT_VAR(ctx, bud, bat, tag, unroll, persistent, how)                                                    \
+  {"evict/compact/ctx" #ctx "/budget" #bud "/b" #bat "/" tag, "eviction",                                           \
+   "copy the kept tokens' K and V (per head) into a compacted paged cache: " how, run_evict,                        \
+   EPV(EV_COMPACT, ctx, bud, bat, KM_EVICT_POOL_AVG, unroll, persistent), 0,                                        \
+   "evict/compact/ctx" #ctx "/budget" #bud "/b" #bat}
+#define COMPACT_VARS(ctx, bud, bat)                                                                                 \
+  COMPACT_VAR(ctx, bud, bat, "u4", 4, 0, "unroll 4, a CTA per tile of 16 KiB of K and 16 KiB of V"),                \
+  COMPACT_VAR(ctx, bud, bat, "u8", 8, 0, "unroll 8, a CTA per tile of 32 KiB of K and 32 KiB of V"),                \
+  COMPACT_VAR(ctx, bud, bat, "persistent", 2, 1,                                                                    \
+              "unroll 2 (tiles of 8 KiB of K and 8 KiB of V) on resident CTAs walking the tiles with a "            \
+              "grid stride, each issuing its next tile's loads before the current tile's stores")
 #define SCORE(ctx, bat, fl)                                                                                         \
   {"evict/score/ctx" #ctx "/b" #bat, "eviction", "SnapKV scoring alone: two tensor-core passes and the pooling",   \
    run_evict, EP(EV_SCORE, ctx, 2048, bat, KM_EVICT_POOL_AVG), fl, NULL}
@@ -436,6 +461,8 @@ static const km_case evict_cases[] = {
     COMPACT(32768, 2048, 16, KM_CASE_REPRESENTATIVE),
     COMPACT(32768, 4096, 16, 0),
     COMPACT(32768, 2048, 64, 0),
+    COMPACT_VARS(32768, 2048, 16),
+    COMPACT_VARS(32768, 2048, 64),
     SCORE(32768, 16, 0),
 };
 

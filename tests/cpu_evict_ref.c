@@ -1,7 +1,8 @@
 /* CPU checks of the eviction references the GPU kernels are verified against: scores on inputs whose
  * softmax is known in closed form (uniform keys, the causal mask inside the window, the GQA group sum, both
  * poolings and their zero padding), independence from the block table's order, the kept set's tie and
- * window rules, the near-tie check, the compaction's slot mapping, and the shape checks. */
+ * window rules, the near-tie check, the compaction's slot mapping, and the shape and compaction-variant
+ * checks. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -206,6 +207,28 @@ static void test_shape_checks(void) {
   KM_EXPECT(km_evict_shape_error(&s) != NULL);
 }
 
+/* The compaction's knobs: the unrolls it has kernels for, persistent 0/1, a grid exactly when persistent;
+ * km_evict_compact_opts_make refuses bad knobs and shapes before it asks the device anything (this runs
+ * without a GPU), and makes a CTA per tile without a device. */
+static void test_compact_opts(void) {
+  const km_evict_compact_opts good[5] = {
+      {KM_EVICT_COMPACT_UNROLL, 0, 0}, {4, 0, 0}, {8, 0, 0}, {2, 1, 1}, {8, 1, 528}};
+  for (int i = 0; i < 5; ++i) KM_EXPECT(km_evict_compact_opts_error(&good[i]) == NULL);
+  const km_evict_compact_opts bad[7] = {{0, 0, 0}, {3, 0, 0}, {16, 0, 0}, {2, 2, 0}, {2, 1, 0}, {4, 1, -1}, {2, 0, 5}};
+  for (int i = 0; i < 7; ++i) KM_EXPECT_MSG(km_evict_compact_opts_error(&bad[i]) != NULL, "bad knobs %d accepted", i);
+  const km_evict_shape ok = {16, 32768, 8, 32, 128, 64, 2048, 5, KM_EVICT_POOL_AVG, 16, 2048, 128};
+  km_evict_compact_opts o = {0, 0, 0};
+  KM_EXPECT(km_evict_compact_opts_make(&ok, 4, 0, &o) == cudaSuccess);
+  KM_EXPECT(o.unroll == 4 && o.persistent == 0 && o.grid == 0);
+  KM_EXPECT(km_evict_compact_opts_make(&ok, 3, 1, &o) == cudaErrorInvalidValue);
+  KM_EXPECT(km_evict_compact_opts_make(&ok, 2, 2, &o) == cudaErrorInvalidValue);
+  km_evict_shape s = ok;
+  s.head_dim = 96;
+  KM_EXPECT(km_evict_compact_opts_make(&s, 2, 1, &o) == cudaErrorInvalidValue);
+  KM_EXPECT(km_evict_compact_opts_make(NULL, 2, 0, &o) == cudaErrorInvalidValue);
+  KM_EXPECT(o.unroll == 4 && o.grid == 0); /* left alone by the refusals */
+}
+
 int main(void) {
   test_uniform();
   test_causal_window();
@@ -214,5 +237,6 @@ int main(void) {
   test_select();
   test_compact();
   test_shape_checks();
+  test_compact_opts();
   return km_test_finish("cpu_evict_ref");
 }

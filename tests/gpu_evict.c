@@ -6,7 +6,10 @@
  * kernels 1, 3, 5, and a planted token set the selection must contain. For every row: scores within
  * KM_EVICT_SCORE_REL of fp64 and bitwise the same on a second run (no atomics); the kept set equal to the CPU
  * top-k of the GPU's scores and to the fp64 set up to near-ties; the compacted pools bitwise over the whole
- * (poisoned) destination; guards untouched; bad shapes refused. Exit 77 without a GPU. */
+ * (poisoned) destination, by the default compaction and by every variant (unroll 2/4/8, a CTA per tile or
+ * persistent on the resident grid, one CTA, three, and more CTAs than tiles: the shapes leave partial tiles,
+ * tiles that divide the output, and outputs under one tile); guards untouched; bad shapes and variants
+ * refused. Exit 77 without a GPU. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +55,62 @@ static void plant(const km_evict_shape *s, uint16_t *k, const int32_t *table, co
         for (int c = 0; c < d; ++c) key[c] = km_float_to_bf16((float)(8.0 * sqrt((double)d) * mean[c] / sqrt(norm)));
       }
     }
+}
+
+/* One compaction's device buffers, the host room to download its output (dst_bytes + the guard) and the
+ * CPU's compaction over the same poison. */
+typedef struct compact_io {
+  const km_evict_shape *s;
+  const uint16_t *d_k, *d_v;
+  const int32_t *d_table, *d_sel, *d_dst_table;
+  uint16_t *d_dk, *d_dv, *dk, *dv;
+  const uint16_t *wk, *wv;
+  size_t dst_bytes;
+} compact_io;
+
+/* Variant o into the poisoned destination again: the CPU's bits, the guards untouched. */
+static void check_variant(const compact_io *io, const km_evict_compact_opts *o) {
+  const km_evict_shape *s = io->s;
+  KM_EXPECT(cudaMemset(io->d_dk, 0xff, io->dst_bytes) == cudaSuccess);
+  KM_EXPECT(cudaMemset(io->d_dv, 0xff, io->dst_bytes) == cudaSuccess);
+  const cudaError_t e =
+      km_evict_compact(o, s, io->d_k, io->d_v, io->d_table, io->d_sel, io->d_dk, io->d_dv, io->d_dst_table, 0);
+  KM_EXPECT_MSG(e == cudaSuccess, "unroll %d persistent %d grid %d: %s", o->unroll, o->persistent, o->grid,
+                cudaGetErrorString(e));
+  if (e != cudaSuccess || km_test_download(io->dk, io->d_dk, io->dst_bytes + KM_TEST_GUARD_BYTES) ||
+      km_test_download(io->dv, io->d_dv, io->dst_bytes + KM_TEST_GUARD_BYTES)) {
+    ++km_test_failures;
+    return;
+  }
+  KM_EXPECT_MSG(memcmp(io->dk, io->wk, io->dst_bytes) == 0 && memcmp(io->dv, io->wv, io->dst_bytes) == 0,
+                "ctx %d budget %d bs %d d%d, unroll %d persistent %d grid %d: compacted pools differ", s->context,
+                s->budget, s->block_size, s->head_dim, o->unroll, o->persistent, o->grid);
+  KM_EXPECT(km_test_guard_intact(io->dk, io->dst_bytes) && km_test_guard_intact(io->dv, io->dst_bytes));
+}
+
+/* Every variant on this shape: a CTA per tile and persistent on the resident grid (km_evict_compact_opts_make)
+ * at each unroll, and persistent on one CTA (walking every tile, both stages in turn), on three (a stride
+ * that leaves the partial tile to a CTA other than 0 or walks past it) and on more CTAs than tiles (idle
+ * ones). */
+static void check_variants(const compact_io *io) {
+  static const int unrolls[3] = {2, 4, 8};
+  const long long vectors = (long long)io->s->batch * io->s->budget * io->s->kv_heads * (io->s->head_dim / 8);
+  for (int i = 0; i < 3; ++i) {
+    const int u = unrolls[i];
+    km_evict_compact_opts o = {0, 0, 0};
+    for (int persistent = 0; persistent <= 1; ++persistent) {
+      const cudaError_t e = km_evict_compact_opts_make(io->s, u, persistent, &o);
+      KM_EXPECT_MSG(e == cudaSuccess, "unroll %d persistent %d: %s", u, persistent, cudaGetErrorString(e));
+      if (e == cudaSuccess) check_variant(io, &o);
+    }
+    const long long tile = (long long)KM_EVICT_COMPACT_THREADS * u, tiles = (vectors + tile - 1) / tile;
+    KM_EXPECT(o.grid >= 1 && o.grid <= tiles); /* the resident grid, no more CTAs than tiles */
+    const int grids[3] = {1, 3, (int)tiles + 3};
+    for (int g = 0; g < 3; ++g) {
+      o = (km_evict_compact_opts){u, 1, grids[g]};
+      check_variant(io, &o);
+    }
+  }
 }
 
 static void test_case(const ev_case *c, uint64_t seed) {
@@ -103,7 +162,7 @@ static void test_case(const ev_case *c, uint64_t seed) {
   km_sparse_plan plan;
   if (e == cudaSuccess) e = km_sparse_plan_make(&plan);
   if (e == cudaSuccess) e = km_evict_select(&plan, &s, d_scores, d_sel, 0);
-  if (e == cudaSuccess) e = km_evict_compact(&s, d_k, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0);
+  if (e == cudaSuccess) e = km_evict_compact(NULL, &s, d_k, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0);
   KM_EXPECT_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
   const size_t score_bytes = (size_t)rows * n * 4, sel_bytes = (size_t)rows * kk * 4, dst_bytes = dst_elems * 2;
   if (km_test_download(scores, d_scores, score_bytes + KM_TEST_GUARD_BYTES) ||
@@ -154,6 +213,8 @@ static void test_case(const ev_case *c, uint64_t seed) {
   KM_EXPECT_MSG(memcmp(dk, wk, dst_elems * 2) == 0 && memcmp(dv, wv, dst_elems * 2) == 0,
                 "ctx %d budget %d bs %d: compacted pools differ", c->context, c->budget, c->block_size);
   KM_EXPECT(km_test_guard_intact(dk, dst_bytes) && km_test_guard_intact(dv, dst_bytes));
+  const compact_io io = {&s, d_k, d_v, d_table, d_sel, d_dst_table, d_dk, d_dv, dk, dv, wk, wv, dst_bytes};
+  check_variants(&io);
 
   /* refused: a window whose query rows are not whole warps, a head_dim it does not take, a misaligned pool */
   km_evict_shape bad = s;
@@ -161,8 +222,18 @@ static void test_case(const ev_case *c, uint64_t seed) {
   KM_EXPECT(km_evict_score(&bad, d_q, d_k, d_table, d_scratch, d_scores, 0) == cudaErrorInvalidValue);
   bad = s;
   bad.head_dim = 96;
-  KM_EXPECT(km_evict_compact(&bad, d_k, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_evict_compact(&s, d_k + 4, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_evict_compact(NULL, &bad, d_k, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0) ==
+            cudaErrorInvalidValue);
+  KM_EXPECT(km_evict_compact(NULL, &s, d_k + 4, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0) ==
+            cudaErrorInvalidValue);
+  /* refused variants: an unroll it has no kernel for, a persistent launch without a grid, a grid without one */
+  const km_evict_compact_opts bad_opts[3] = {{3, 0, 0}, {2, 1, 0}, {4, 0, 8}};
+  for (int i = 0; i < 3; ++i)
+    KM_EXPECT(km_evict_compact(&bad_opts[i], &s, d_k, d_v, d_table, d_sel, d_dk, d_dv, d_dst_table, 0) ==
+              cudaErrorInvalidValue);
+  km_evict_compact_opts made;
+  KM_EXPECT(km_evict_compact_opts_make(&s, 16, 1, &made) == cudaErrorInvalidValue);
+  KM_EXPECT(km_evict_compact_opts_make(&bad, 4, 1, &made) == cudaErrorInvalidValue);
   KM_EXPECT(km_evict_score(&s, d_q, d_k + 4, d_table, d_scratch, d_scores, 0) == cudaErrorInvalidValue);
   cudaFree(d_k), cudaFree(d_v), cudaFree(d_q), cudaFree(d_table), cudaFree(d_dst_table), cudaFree(d_scratch);
   cudaFree(d_scores), cudaFree(d_sel), cudaFree(d_dk), cudaFree(d_dv);
