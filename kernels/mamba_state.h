@@ -45,10 +45,6 @@ typedef struct km_mamba_ssm_shape {
   /* Elements between consecutive sequences of the bf16 inputs: x, B and C are views of the conv output
    * row [x | B | C] in a real step, dt and z of the input projection's row. */
   long long x_stride, dt_stride, bc_stride, z_stride;
-  /* 0: one task per warp, the default. N > 0: the persistent variant, a grid of at most N CTAs whose warps
-   * each walk tasks with a stride, loading the next task while computing the current one; N is the
-   * device's resident CTAs, km_mamba_ssm_persistent_ctas, queried once at setup. Same output bit for bit. */
-  int persistent_ctas;
 } km_mamba_ssm_shape;
 
 typedef struct km_mamba_ssm_args {
@@ -101,8 +97,6 @@ KM_MAMBA_HD const char *km_mamba_ssm_shape_error(const km_mamba_ssm_shape *s) {
   if (s->bc_stride < (long long)s->ngroups * s->dstate || s->bc_stride % 8 != 0)
     return "B/C stride must be a multiple of 8 of at least ngroups x dstate";
   if (s->has_z && (s->z_stride < (long long)s->nheads * s->headdim)) return "z stride must be at least nheads x headdim";
-  if (s->persistent_ctas < 0)
-    return "persistent_ctas must be 0 (one task per warp) or the resident CTAs km_mamba_ssm_persistent_ctas gives";
   return 0;
 }
 
@@ -128,10 +122,6 @@ KM_MAMBA_HD size_t km_mamba_conv_state_bytes(const km_mamba_conv_shape *s) {
 /* One decode step of every (sequence, head); pointers must be 16-byte aligned (B, C: at each group's
  * start). cudaErrorInvalidValue for a shape km_mamba_ssm_shape_error rejects. */
 cudaError_t km_mamba_ssm_update(const km_mamba_ssm_shape *s, const km_mamba_ssm_args *a, cudaStream_t stream);
-/* The persistent variant's grid for s's state dtype, dstate and headdim on `device` (the current one): its
- * SMs x the CTAs of that kernel resident per SM. A setup call (it queries the device), made once, so that
- * the timed launch queries nothing; 0 for a shape km_mamba_ssm_shape_error rejects or a failed query. */
-int km_mamba_ssm_persistent_ctas(const km_mamba_ssm_shape *s, int device);
 /* One conv step of every (sequence, channel); pointers 16-byte aligned. */
 cudaError_t km_mamba_conv_update(const km_mamba_conv_shape *s, const km_mamba_conv_args *a, cudaStream_t stream);
 

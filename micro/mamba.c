@@ -24,7 +24,6 @@ typedef struct mamba_params {
   int batch;
   km_mamba_state_dtype dtype;
   int gated; /* z gate (Mamba-2 with rmsnorm=False); both models gate in the norm instead */
-  int persistent; /* the SSM on the persistent grid (km_mamba_ssm_shape.persistent_ctas), sized at setup */
 } mamba_params;
 
 /* Per-layer constants shared by the rotated copies; per-copy activations and states. */
@@ -319,14 +318,6 @@ static int verify(km_bench *b, mb_run *r) {
 }
 
 /* ------------------------------------------------------------------ the case */
-/* The persistent variant's grid, from the device once here, so the timed launches query nothing. */
-static int size_persistent_grid(km_bench *b, mb_run *r) {
-  r->ss.persistent_ctas = km_mamba_ssm_persistent_ctas(&r->ss, km_bench_device_id(b));
-  if (r->ss.persistent_ctas > 0) return 0;
-  km_bench_fail(b, "km_mamba_ssm_persistent_ctas: no resident CTAs for the persistent kernel (the query failed)");
-  return -1;
-}
-
 static void run_mamba(km_bench *b, const void *params) {
   const mamba_params *p = params;
   mb_run r = make_run(p);
@@ -336,13 +327,11 @@ static void run_mamba(km_bench *b, const void *params) {
     km_bench_skip(b, "%s shape: %s", p->m->name, why);
     return;
   }
-  if (p->persistent && size_persistent_grid(b, &r) != 0) return;
   if (alloc_run(b, &r, p) != 0) return;
   if (km_bench_verify_enabled(b) && verify(b, &r) != 0) return;
   const km_work w = step_work(&r);
   km_bench_measure(b, enq, &r, &w);
   km_bench_counter(b, "state_bytes_per_seq", (double)km_mamba_ssm_state_bytes(&r.ss));
-  if (p->persistent) km_bench_counter(b, "persistent_ctas", r.ss.persistent_ctas);
   if (p->m->attn_kv_heads > 0) {
     /* the context at which one attention layer's K+V read (bf16) moves as many bytes per sequence as this step */
     const double kv_per_token = 2.0 * p->m->attn_kv_heads * p->m->attn_head_dim * 2.0;
@@ -352,20 +341,12 @@ static void run_mamba(km_bench *b, const void *params) {
 
 /* ------------------------------------------------------------------ the sweep
  * The SSM update at batch 1..256 for both shapes in fp32 (the target: >= 90% of the copy ceiling at batch
- * >= 64) and bf16 state, the persistent-grid variant at four of those points, one gated row, the conv
- * update, and the whole layer step. */
-#define MB(op, m, bat, dt, gated) (&(const mamba_params){op, &m, bat, dt, gated, 0})
-#define MB_PERSISTENT(m, bat, dt) (&(const mamba_params){MB_SSM, &m, bat, dt, 0, 1})
+ * >= 64) and bf16 state, one gated row, the conv update, and the whole layer step. */
+#define MB(op, m, bat, dt, gated) (&(const mamba_params){op, &m, bat, dt, gated})
 #define SSM(m, mname, dt, dname, bat, fl)                                                                        \
   {"mamba/ssm/" mname "/" dname "/b" #bat, "hybrid_mamba",                                                     \
    "Mamba-2 selective state update: whole SSM state read and written per token", run_mamba,                     \
    MB(MB_SSM, m, bat, dt, 0), fl, NULL}
-/* The same update on the persistent grid, against the default row of its shape. */
-#define SSM_PERSISTENT(m, mname, dt, dname, bat, fl)                                                             \
-  {"mamba/ssm/" mname "/" dname "/b" #bat "/persistent", "hybrid_mamba",                                       \
-   "the same update on a persistent grid (the resident CTAs), each warp loading its next task while it "         \
-   "computes this one",                                                                                          \
-   run_mamba, MB_PERSISTENT(m, bat, dt), fl, "mamba/ssm/" mname "/" dname "/b" #bat}
 #define CONV(m, mname, bat, fl)                                                                                  \
   {"mamba/conv/" mname "/b" #bat, "hybrid_mamba", "causal conv1d state update (width 4, state width - 1)",     \
    run_mamba, MB(MB_CONV, m, bat, KM_MAMBA_STATE_F32, 0), fl, NULL}
@@ -378,7 +359,6 @@ static void run_mamba(km_bench *b, const void *params) {
 #define F32 KM_MAMBA_STATE_F32, "f32"
 #define BF16 KM_MAMBA_STATE_BF16, "bf16"
 #define SSM_(...) SSM(__VA_ARGS__)
-#define SSM_PERSISTENT_(...) SSM_PERSISTENT(__VA_ARGS__)
 #define CONV_(...) CONV(__VA_ARGS__)
 #define STEP_(...) STEP(__VA_ARGS__)
 
@@ -405,10 +385,6 @@ static const km_case mamba_cases[] = {
     SSM_(M2, BF16, 1, 0),
     SSM_(M2, BF16, 64, 0),
     SSM_(M2, BF16, 256, 0),
-    SSM_PERSISTENT_(M2, F32, 64, 0),
-    SSM_PERSISTENT_(NEMO, F32, 64, 0),
-    SSM_PERSISTENT_(M2, F32, 16, 0),
-    SSM_PERSISTENT_(M2, F32, 256, 0),
     {"mamba/ssm/mamba2-2.7b/f32/gated/b64", "hybrid_mamba",
      "the same update with the z gate applied in the kernel (Mamba-2 with rmsnorm=False)", run_mamba,
      MB(MB_SSM, km_mamba_mamba2_2p7b, 64, KM_MAMBA_STATE_F32, 1), 0, NULL},

@@ -1,7 +1,7 @@
 /* CPU checks of the mamba references the GPU kernels are verified against: the state update and output on
  * values worked by hand (softplus, its cut-off at 20, the group a head reads, D, the z gate), the conv update
- * for both state lengths, the tolerance rules, the shape checks (the persistent variant's grid field
- * among them), and the model shapes against the nemotron-h-8b preset. */
+ * for both state lengths, the tolerance rules, the shape checks, and the model shapes against the
+ * nemotron-h-8b preset. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -118,19 +118,6 @@ static void test_shape_checks(void) {
   s = ok;
   s.batch = 0;
   KM_EXPECT(km_mamba_ssm_shape_error(&s) != NULL);
-  /* the persistent variant: any positive grid (the launch takes no more CTAs than tasks), never a negative */
-  s = ok;
-  s.persistent_ctas = 264;
-  KM_EXPECT(km_mamba_ssm_shape_error(&s) == NULL);
-  s.persistent_ctas = 1;
-  KM_EXPECT(km_mamba_ssm_shape_error(&s) == NULL);
-  s.persistent_ctas = -1;
-  KM_EXPECT(km_mamba_ssm_shape_error(&s) != NULL);
-  /* its grid query refuses what the kernel does not take before it asks any device */
-  s = ok;
-  s.dstate = 96;
-  KM_EXPECT(km_mamba_ssm_persistent_ctas(&s, 0) == 0);
-  KM_EXPECT(km_mamba_ssm_persistent_ctas(NULL, 0) == 0);
   km_mamba_conv_shape c = {4, 10240, 4, 3, 1, 1, 10240, 10240};
   KM_EXPECT(km_mamba_conv_shape_error(&c) == NULL);
   c.state_len = 4;
