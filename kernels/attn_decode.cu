@@ -13,19 +13,16 @@ using namespace km_attn_detail;
 
 namespace {
 
-// Combine: one CTA per (sequence, KV head, row) of a split sequence, in two passes over its n partials. First
-// every thread takes chunks t, t + 256, ... of the row's log-sum-exps and the CTA reduces their maximum M. Then
-// warp w takes chunks w, w + 8, ..., U at a time with all their loads issued together, lanes over head dims,
-// and sums exp2(lse - M) x o and the weights: with M known up front no running rescale chains one chunk's
-// loads behind the last's, so a warp waits about n / (8 U) load latencies, not n / 32 dependent ones. The
-// warps' sums merge through shared memory. Launched as the decode grid's programmatic dependent (plan.pdl),
-// it waits for that grid's partials before its first load.
+// Combine: one CTA per (sequence, KV head, row) of a split sequence. Its warps take the chunks in turn
+// (warp w: w, w + COMBINE_WARPS, ...), four at a time with their loads issued together, each keeping a
+// running (max, weight sum, weighted output) over its chunks with lanes over head dims; the warps' states
+// merge through shared memory. Launched as the decode grid's programmatic dependent (plan.pdl), it waits for
+// that grid's partials before its first load.
 constexpr int COMBINE_WARPS = 8;
-constexpr int COMBINE_THREADS = COMBINE_WARPS * 32;
 
 template <int D>
-__global__ void __launch_bounds__(COMBINE_THREADS) combine_kernel(const Params p, int batch) {
-  constexpr int PER = D / 32, U = D == 256 ? 8 : 16;
+__global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Params p, int batch) {
+  constexpr int PER = D / 32, U = 4;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long w = blockIdx.x;
   const int r = (int)(w % p.rows), kvh = (int)(w / p.rows % p.kv_heads), seq = (int)(w / p.rows / p.kv_heads);
@@ -33,27 +30,15 @@ __global__ void __launch_bounds__(COMBINE_THREADS) combine_kernel(const Params p
   if (n <= 1) return;
   const int c0 = __ldg(p.seq_chunk0 + seq);
   grid_dependency_wait();  // the partials are the decode grid's
-  const size_t stride = (size_t)p.kv_heads * p.rows, base = ((size_t)c0 * p.kv_heads + kvh) * p.rows + r;
-  __shared__ float red[COMBINE_WARPS], ss[COMBINE_WARPS], so[COMBINE_WARPS][D];
-  float mx = -INFINITY;
-  for (int k = threadIdx.x; k < n; k += COMBINE_THREADS) mx = fmaxf(mx, p.part_lse[base + (size_t)k * stride]);
+  float m = -INFINITY, wsum = 0.f, acc[PER];
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-  if (lane == 0) red[warp] = mx;
-  __syncthreads();
-  mx = red[0];
-#pragma unroll
-  for (int k = 1; k < COMBINE_WARPS; ++k) mx = fmaxf(mx, red[k]);
-  const float m_use = mx == -INFINITY ? 0.f : mx;  // every partial empty: all weights 0
-  float wsum = 0.f, acc[PER];
-#pragma unroll
-  for (int e = 0; e < PER; ++e) acc[e] = 0.f;
+  for (int k = 0; k < PER; ++k) acc[k] = 0.f;
   for (int k0 = warp; k0 < n; k0 += COMBINE_WARPS * U) {
     float lse[U], po[U][PER];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int k = k0 + u * COMBINE_WARPS;
-      const size_t slot = base + (size_t)(k < n ? k : 0) * stride;
+      const size_t slot = ((size_t)(c0 + (k < n ? k : 0)) * p.kv_heads + kvh) * p.rows + r;
       lse[u] = k < n ? p.part_lse[slot] : -INFINITY;
       const float *src = p.part_o + slot * D + lane * PER;
 #pragma unroll
@@ -61,25 +46,37 @@ __global__ void __launch_bounds__(COMBINE_THREADS) combine_kernel(const Params p
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const float b = lse[u] == -INFINITY ? 0.f : exp2f(lse[u] - m_use);
-      wsum += b;
+      const float mn = fmaxf(m, lse[u]);
+      if (mn == -INFINITY) continue;
+      const float a = exp2f(m - mn), b = exp2f(lse[u] - mn);
+      wsum = wsum * a + b;
 #pragma unroll
-      for (int e = 0; e < PER; ++e) acc[e] = fmaf(b, po[u][e], acc[e]);
+      for (int e = 0; e < PER; ++e) acc[e] = acc[e] * a + b * po[u][e];
+      m = mn;
     }
   }
-  if (lane == 0) ss[warp] = wsum;
+  __shared__ float sm[COMBINE_WARPS], ss[COMBINE_WARPS], so[COMBINE_WARPS][D];
+  if (lane == 0) {
+    sm[warp] = m;
+    ss[warp] = wsum;
+  }
 #pragma unroll
   for (int e = 0; e < PER; ++e) so[warp][lane * PER + e] = acc[e];
   __syncthreads();
   if (warp) return;
+  float mx = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < COMBINE_WARPS; ++k) mx = fmaxf(mx, sm[k]);
+  const float m_use = mx == -INFINITY ? 0.f : mx;
   float tot = 0.f, out[PER];
 #pragma unroll
   for (int e = 0; e < PER; ++e) out[e] = 0.f;
 #pragma unroll
   for (int k = 0; k < COMBINE_WARPS; ++k) {
-    tot += ss[k];
+    const float f = sm[k] == -INFINITY ? 0.f : exp2f(sm[k] - m_use);
+    tot += f * ss[k];
 #pragma unroll
-    for (int e = 0; e < PER; ++e) out[e] += so[k][lane * PER + e];
+    for (int e = 0; e < PER; ++e) out[e] += f * so[k][lane * PER + e];
   }
   const float inv = tot > 0.f ? 1.f / tot : 0.f;
   const int qi = r / p.group, head = kvh * p.group + r % p.group;
@@ -370,7 +367,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   cudaLaunchConfig_t cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.gridDim = dim3((unsigned)((long long)pl->batch * s->num_kv_heads * p.rows));
-  cfg.blockDim = dim3(COMBINE_THREADS);
+  cfg.blockDim = dim3(COMBINE_WARPS * 32);
   cfg.stream = stream;
   cudaLaunchAttribute attr;
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
