@@ -16,8 +16,7 @@ namespace {
 // Combine: one CTA per (sequence, KV head, row) of a split sequence. Its warps take the chunks in turn
 // (warp w: w, w + COMBINE_WARPS, ...), four at a time with their loads issued together, each keeping a
 // running (max, weight sum, weighted output) over its chunks with lanes over head dims; the warps' states
-// merge through shared memory. Launched as the decode grid's programmatic dependent (plan.pdl), it waits for
-// that grid's partials before its first load.
+// merge through shared memory.
 constexpr int COMBINE_WARPS = 8;
 
 template <int D>
@@ -29,7 +28,6 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Param
   const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
   const int c0 = __ldg(p.seq_chunk0 + seq);
-  grid_dependency_wait();  // the partials are the decode grid's
   float m = -INFINITY, wsum = 0.f, acc[PER];
 #pragma unroll
   for (int k = 0; k < PER; ++k) acc[k] = 0.f;
@@ -283,11 +281,6 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
 }
 
 extern "C" cudaError_t km_attn_plan_upload(km_attn_plan *p, cudaStream_t stream) {
-  int dev = 0, major = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  if (e != cudaSuccess) return e;
-  p->pdl = major >= 9;
   return km_split_chunks_upload(&p->ch, stream);
 }
 
@@ -364,15 +357,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   if (e != cudaSuccess || !pl->split) return e;
   int batch = pl->batch;
   void *cargs[] = {&p, &batch};
-  cudaLaunchConfig_t cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.gridDim = dim3((unsigned)((long long)pl->batch * s->num_kv_heads * p.rows));
-  cfg.blockDim = dim3(COMBINE_WARPS * 32);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr;
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = pl->pdl ? 1 : 0;
-  return cudaLaunchKernelExC(&cfg, combine_for(s->head_dim), cargs);
+  const long long blocks = (long long)pl->batch * s->num_kv_heads * p.rows;
+  return cudaLaunchKernel(combine_for(s->head_dim), dim3((unsigned)blocks), dim3(COMBINE_WARPS * 32), cargs, 0,
+                          stream);
 }

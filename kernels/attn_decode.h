@@ -114,8 +114,6 @@ typedef struct km_attn_plan {
   int num_chunks;    /* over all sequences (each chunk covers all KV heads: items = num_chunks * kv_heads) */
   int split;         /* 1 if any sequence has more than one chunk (the combine pass runs) */
   int sparse_pages;  /* > 0: Quest, this many selected pages per (sequence, KV head) */
-  int pdl;           /* 1 (set by km_attn_plan_upload on a device of compute capability >= 9): the combine pass
-                        launches as the decode grid's programmatic dependent, scheduled while its last CTAs run */
   /* the chunks (tile ranges index the tile list) and their device copy (km_attn_plan_upload) */
   km_split_chunks ch;
 } km_attn_plan;

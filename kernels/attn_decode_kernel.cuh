@@ -54,19 +54,6 @@ struct Params {
   uint32_t sign[4];                 // TurboQuant: bit i of word w flips element 32 w + i (head_dim 128)
 };
 
-// Programmatic dependent launch (sm_90): this grid lets its dependent grid be scheduled early, and a
-// dependent waits for its prerequisite grids' completion and memory; no-ops where the device has neither.
-__device__ __forceinline__ void grid_dependents_may_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void grid_dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                "{%0,%1,%2,%3};\n"
@@ -606,9 +593,6 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31;
-  // the combine pass (launched as this grid's programmatic dependent where the device has them) may be
-  // scheduled once every CTA of this grid has started: it waits for this grid's results itself
-  grid_dependents_may_launch();
   const int item = blockIdx.x * WARPS + (threadIdx.x >> 5);
   if (item >= p.items) return;
   const int g = lane >> 2, c = lane & 3;
@@ -1151,7 +1135,7 @@ Kern kernel_variant_or_paired(const km_attn_shape &s) {
 // e4m3 O^T depth 1 (364.4 us; 432.9 for depth 2 without O^T), uniform 3-bit O^T depth 2 capped for 3 CTAs
 // per SM (355.4; 372.4), TurboQuant the same (484.5; 547.2). bf16 keeps its kernel (O^T: 510.0 vs 510.9 us);
 // e5m2 has no variants. Uniform 3-bit then took its codes from 16-bit windows (the same variant with window
-// unpacking: 322.8 us, revision 261d074).
+// unpacking: 322.8 us, revision 261d074; 319.0 in the recorded run of c9c3ff8).
 template <int KV>
 constexpr bool has_default_variant() {
   return KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
