@@ -11,6 +11,7 @@
 #   KM_SAN_TIMEOUT  seconds per tool (default 150)
 #   KM_SAN_ARGS     extra compute-sanitizer flags, e.g. "--print-limit 20"
 #   KM_SAN_LEAKS    0: memcheck without --leak-check full (default 1: unfreed device memory is an error)
+#   KM_SAN_RACE_EXCLUDE  racecheck's --kernel-name-exclude filter (default kns=nvjet: cuBLASLt's kernels; "" none)
 set -uo pipefail
 build=${1:-build}
 out=${OUT:-.}
@@ -34,7 +35,14 @@ done
 tool_flags() {
   case "$1" in
   memcheck) [ "${KM_SAN_LEAKS:-1}" = 0 ] || echo "--leak-check full" ;;
-  racecheck) echo "--racecheck-report all" ;;
+  # cuBLASLt's own GEMM kernels (nvjet_*, the prefill family's) are left out: racecheck reported 100 WAR
+  # "hazards" inside nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT at revision c9c3ff8, every one writing
+  # the value already there, in a warp-specialised library kernel whose mbarrier protocol it does not model;
+  # KM_SAN_RACE_EXCLUDE="" checks them too
+  racecheck)
+    local exclude=${KM_SAN_RACE_EXCLUDE-kns=nvjet}
+    echo "--racecheck-report all${exclude:+ --kernel-name-exclude $exclude}"
+    ;;
   *) echo "" ;;
   esac
 }
