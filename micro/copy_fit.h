@@ -1,4 +1,5 @@
-/* The latency-bandwidth fit the copy families share (offload, p2p). Its declared sweep axis: bytes per
+/* The copy families' latency-bandwidth fit. Its sizes are shared (offload times them as harness stages,
+ * micro/offload.c; p2p with km_copy_fit_run below, which only it uses). Its declared sweep axis: bytes per
  * direction, 4 KiB .. 64 MiB in powers of 4, each point one transfer timed alone on an idle stream (what a
  * lone request pays, submission included; batched samples would hide that latency behind the next copy).
  * Past 64 MiB a copy is within 0.1% of its rate; the families' size rows up to 1 GiB show that directly. */

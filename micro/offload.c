@@ -12,6 +12,7 @@
 #include "bench.h"
 #include "bytes_table.h"
 #include "check.h"
+#include "copy_fit.h"
 #include "fit.h"
 #include "host_mem.h"
 #include "micro_tables.h"
@@ -327,11 +328,10 @@ static void run_contig(km_bench *b, const void *params) {
 
 /* ---------------------------------------------------------------- latency-bandwidth fit per series */
 
-/* The fit's sizes: 4 KiB .. 64 MiB in powers of 4. Past 64 MiB a copy is within 0.1% of the link
- * rate, so larger points only add time; the sweep rows up to 1 GiB show that directly. */
-enum { KM_OFFLOAD_FIT_POINTS = 8 };
-static const size_t fit_bytes[KM_OFFLOAD_FIT_POINTS] = {4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB,
-                                                          1 * MIB, 4 * MIB,  16 * MIB, 64 * MIB};
+/* The fit's sizes are the copy families' declared axis (copy_fit.h: 4 KiB .. 64 MiB in powers of 4; past
+ * 64 MiB a copy is within 0.1% of the link rate, and the sweep rows up to 1 GiB show that directly). */
+enum { KM_OFFLOAD_FIT_POINTS = KM_COPY_FIT_POINTS };
+static const size_t *const fit_bytes = km_copy_fit_sizes;
 /* Stage names of the fit's points: each size is timed as a stage (counters copy_4KiB_us, _bytes, ...),
  * and the FIT rows declare these stages as their series, so --params exports the isolated-copy fit. */
 static const char *const fit_stage_names[KM_OFFLOAD_FIT_POINTS + 1] = {
