@@ -186,6 +186,7 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->window < 0) return "window must be >= 0";
   if (s->kv < 0 || s->kv >= KM_ATTN_KV_COUNT) return "unknown KV format";
   if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
+  if (s->combine != 0 && s->combine != 1) return "combine must be 0 (merge in the kernel where possible) or 1";
   if ((s->kv == KM_ATTN_U3 || s->kv == KM_ATTN_TQ3) && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
     return "3-bit KV: head_dim 128, register pipeline";
   // the variants and the paired tiles exist for one kernel shape only (kernel_variant, kernel_paired)
@@ -264,19 +265,38 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     first[b] = sparse_pages > 0 ? 0 : first_tile_of(s, context_lens[b]);
     tiles[b] = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
   }
-  const long long chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
+  // CTA merge where every sequence has >= WARPS chunks and WARPS partials of its rows fit 33 KiB of shared
+  // memory: each count rounded up to a multiple of WARPS (chunks of >= 1 tile)
+  int32_t *counts = (int32_t *)malloc((size_t)batch * sizeof(int32_t));
+  bool merge = counts && s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
+  long long chunks = 0;
+  for (int b = 0; counts && b < batch; ++b) {
+    const int nc = (tiles[b] + chunk_tiles - 1) / chunk_tiles, up = (nc + WARPS - 1) / WARPS * WARPS;
+    merge = merge && nc >= WARPS && up <= tiles[b];
+    counts[b] = up;
+    chunks += nc;
+  }
+  if (merge) {
+    chunks = 0;
+    for (int b = 0; b < batch; ++b) chunks += counts[b];
+  }
   int rc = 0;
-  if (chunks * s->num_kv_heads > (1LL << 31) / 2) {
+  if (!counts) {
+    snprintf(err, errlen, "no host memory for the plan");
+    rc = -1;
+  } else if (chunks * s->num_kv_heads > (1LL << 31) / 2) {
     snprintf(err, errlen, "too many work items (%lld chunks)", chunks);
     rc = -1;
-  } else if (km_split_chunks_make(&p->ch, batch, first, tiles, chunk_tiles) != 0) {
+  } else if ((merge ? km_split_chunks_make_counts(&p->ch, batch, first, tiles, counts)
+                    : km_split_chunks_make(&p->ch, batch, first, tiles, chunk_tiles)) != 0) {
     snprintf(err, errlen, "no host memory for the plan");
     rc = -1;
   }
-  free(first), free(tiles);
+  free(first), free(tiles), free(counts);
   if (rc) return rc;
   p->num_chunks = p->ch.num_chunks;
   p->split = p->ch.split;
+  p->cta_merge = merge;
   return 0;
 }
 
@@ -289,10 +309,24 @@ extern "C" void km_attn_plan_free(km_attn_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-extern "C" size_t km_attn_workspace_bytes(const km_attn_plan *p) {
-  if (!p->split) return 0;
+namespace {
+size_t partial_slot_bytes(const km_attn_plan *p) {
   const size_t slots = (size_t)p->num_chunks * p->shape.num_kv_heads * rows_of(&p->shape);
   return slots * ((size_t)p->shape.head_dim + 1) * sizeof(float);
+}
+size_t arrive_bytes(const km_attn_plan *p) {
+  return p->cta_merge ? (size_t)p->batch * p->shape.num_kv_heads * sizeof(int) : 0;
+}
+}  // namespace
+
+extern "C" size_t km_attn_workspace_bytes(const km_attn_plan *p) {
+  return p->split ? partial_slot_bytes(p) + arrive_bytes(p) : 0;
+}
+
+extern "C" cudaError_t km_attn_workspace_init(const km_attn_plan *p, void *workspace, cudaStream_t stream) {
+  if (!p->split || !p->cta_merge) return cudaSuccess;
+  if (!workspace) return cudaErrorInvalidValue;
+  return cudaMemsetAsync((char *)workspace + partial_slot_bytes(p), 0, arrive_bytes(p), stream);
 }
 
 extern "C" double km_attn_kv_bytes_read(const km_attn_plan *p) {
@@ -305,7 +339,8 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
   if (!p->split) return 0;
   double slots = 0;
   for (int b = 0; b < p->batch; ++b)
-    if (p->ch.seq_chunks[b] > 1) slots += (double)p->ch.seq_chunks[b] * p->shape.num_kv_heads * rows_of(&p->shape);
+    if (p->ch.seq_chunks[b] > 1)  // with cta_merge one partial per CTA (of WARPS chunks)
+      slots += (double)p->ch.seq_chunks[b] / (p->cta_merge ? WARPS : 1) * p->shape.num_kv_heads * rows_of(&p->shape);
   return slots * (p->shape.head_dim + 1) * sizeof(float);
 }
 
@@ -347,14 +382,21 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.per_token = (s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2) && s->scale == KM_ATTN_SCALE_TOKEN_HEAD;
   p.items = pl->num_chunks * s->num_kv_heads;
   p.scale_log2 = a->sm_scale * LOG2E;
+  size_t smem = (size_t)k.smem;
   if (pl->split) {
     p.part_o = (float *)a->workspace;
     p.part_lse = p.part_o + (size_t)p.items * p.rows * s->head_dim;
+    if (pl->cta_merge) {
+      p.cta_merge = 1;
+      p.arrive = (int *)((char *)a->workspace + partial_slot_bytes(pl));
+      const size_t ms = cta_merge_smem(p.rows, s->head_dim);
+      smem = smem > ms ? smem : ms;
+    }
   }
   void *args[] = {&p};
   const unsigned grid = (unsigned)((p.items + WARPS - 1) / WARPS);
-  cudaError_t e = cudaLaunchKernel(k.fn, dim3(grid), dim3(WARPS * 32), args, (size_t)k.smem, stream);
-  if (e != cudaSuccess || !pl->split) return e;
+  cudaError_t e = cudaLaunchKernel(k.fn, dim3(grid), dim3(WARPS * 32), args, smem, stream);
+  if (e != cudaSuccess || !pl->split || pl->cta_merge) return e;
   int batch = pl->batch;
   void *cargs[] = {&p, &batch};
   const long long blocks = (long long)pl->batch * s->num_kv_heads * p.rows;

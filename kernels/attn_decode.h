@@ -24,7 +24,8 @@
  * Work is split on the host (km_attn_plan): each (sequence, KV head) range of 16-token tiles is cut into
  * chunks so that the GPU fills (split-KV, FlashDecoding style); a chunk's warp writes the output directly
  * when its sequence has one chunk, else an fp32 partial (normalised output and log-sum-exp) that a combine
- * pass merges. Sparse steps (Quest) pass a list of selected 16-token pages per (sequence, KV head). */
+ * pass merges, or (km_attn_plan.cta_merge) the CTA's four partials merge in shared memory and the last CTA of
+ * the (sequence, KV head) merges the CTAs' partials. Sparse steps (Quest) pass a list of selected 16-token pages per (sequence, KV head). */
 #ifndef KM_KERNELS_ATTN_DECODE_H
 #define KM_KERNELS_ATTN_DECODE_H
 
@@ -89,6 +90,8 @@ typedef struct km_attn_shape {
                           warps per SM); a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
   int unpack;          /* uniform 3-bit: 1 unpacks codes two at a time from 16-bit windows (kernels/u3_unpack.h);
                           a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
+  int combine;         /* 0: split sequences merge inside the decode kernel where the plan allows (cta_merge);
+                          1: always the separate combine pass (the rows that compare the two) */
 } km_attn_shape;
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:
@@ -112,7 +115,11 @@ typedef struct km_attn_plan {
   int max_blocks_per_seq;
   int chunk_tiles;   /* tiles per chunk */
   int num_chunks;    /* over all sequences (each chunk covers all KV heads: items = num_chunks * kv_heads) */
-  int split;         /* 1 if any sequence has more than one chunk (the combine pass runs) */
+  int split;         /* 1 if any sequence has more than one chunk (the partials are merged) */
+  int cta_merge;     /* 1: every sequence has a multiple of 4 chunks (>= 4) and the rows fit: each CTA's four
+                        warps take four consecutive chunks of one (sequence, KV head) and merge them in shared
+                        memory into one partial, and the last CTA of each (sequence, KV head) merges those into
+                        the output (one launch); 0: one partial per chunk and a combine pass */
   int sparse_pages;  /* > 0: Quest, this many selected pages per (sequence, KV head) */
   /* the chunks (tile ranges index the tile list) and their device copy (km_attn_plan_upload) */
   km_split_chunks ch;
@@ -130,8 +137,11 @@ int km_attn_target_warps(const km_attn_shape *s, int device);
 cudaError_t km_attn_plan_upload(km_attn_plan *p, cudaStream_t stream); /* cudaMalloc + copy; sync'ed */
 void km_attn_plan_free(km_attn_plan *p);
 
-/* fp32 workspace the split path needs (0 when it does not split). */
+/* Workspace the split path needs (0 when it does not split): fp32 partials, and with cta_merge an int count
+ * per (sequence, KV head) that must be zero before the first step (km_attn_workspace_init; each step leaves
+ * it zero again). */
 size_t km_attn_workspace_bytes(const km_attn_plan *p);
+cudaError_t km_attn_workspace_init(const km_attn_plan *p, void *workspace, cudaStream_t stream);
 /* Bytes the step reads from K and V (whole tiles, masked tokens included) and of the partials. */
 double km_attn_kv_bytes_read(const km_attn_plan *p);
 double km_attn_partial_bytes(const km_attn_plan *p);
@@ -149,7 +159,7 @@ typedef struct km_attn_args {
   const uint16_t *k_side, *v_side; /* TurboQuant: the quantizer's fp16 side data (norms) */
 } km_attn_args;
 
-/* The step: the decode kernel, then the combine pass when the plan splits. */
+/* The step: the decode kernel, then the combine pass when the plan splits without cta_merge. */
 cudaError_t km_attn_decode(const km_attn_plan *p, const km_attn_args *a, cudaStream_t stream);
 
 #ifdef __cplusplus

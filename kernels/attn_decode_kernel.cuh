@@ -48,6 +48,8 @@ struct Params {
   const int32_t *chunk_seq, *chunk_begin, *chunk_end, *seq_chunk0, *seq_chunks;
   uint16_t *out;
   float *part_o, *part_lse;
+  int *arrive;    // CTA merge: per (sequence, KV head) the CTAs that have written their partial (zero between steps)
+  int cta_merge;  // 1: a CTA's warps take WARPS consecutive chunks of one (sequence, KV head) (cta_merge below)
   int heads, kv_heads, group, rows, q_len, block_size, window, mbps, sparse_pages, per_token, items;
   float scale_log2;
   const uint16_t *k_side, *v_side;  // TurboQuant: fp16 norms, K [rows x kv_heads], V [rows x kv_heads][2]
@@ -573,6 +575,82 @@ struct RingSource {
   __device__ __forceinline__ void finish() { cp_async_wait<0>(); }  // no copy outlives the kernel
 };
 
+// Shared memory the CTA merge takes: each warp's partial (rows x D outputs and rows log2-sum-exps).
+__host__ __device__ constexpr size_t cta_merge_smem(int rows, int d) {
+  return (size_t)WARPS * rows * (d + 1) * sizeof(float);
+}
+
+// Merge (max, sum) pairs in log2 space: a running (m, sum, acc) takes one partial (lse, o).
+__device__ __forceinline__ void merge_partial(float &m, float &wsum, float4 &acc, float lse, const float4 &o) {
+  const float mn = fmaxf(m, lse);
+  if (mn == -INFINITY) return;
+  const float a = exp2f(m - mn), b = exp2f(lse - mn);
+  wsum = wsum * a + b;
+  acc = make_float4(acc.x * a + b * o.x, acc.y * a + b * o.y, acc.z * a + b * o.z, acc.w * a + b * o.w);
+  m = mn;
+}
+
+// CTA merge (the plan's cta_merge): the CTA's warps have left the partials of chunks WARPS q .. WARPS q + 3
+// of one (sequence, KV head) in shared memory (`sm`: WARPS x rows x D outputs, then WARPS x rows lses).
+// They become the CTA's one partial (workspace slot blockIdx.x), and the CTA counts itself in; the last CTA
+// of the (sequence, KV head) merges the sequence's partials into the bf16 output and sets the count back to
+// zero for the next step. No second launch, and a quarter of the partials a separate pass would read.
+template <int D>
+__device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int seq, int kvh) {
+  __shared__ int s_last;
+  constexpr int D4 = D / 4;
+  const int rows = p.rows, n4 = rows * D4;
+  __syncthreads();
+  const float *slse = sm + (size_t)WARPS * rows * D;
+  float *po = p.part_o + (size_t)blockIdx.x * rows * D, *pl = p.part_lse + (size_t)blockIdx.x * rows;
+  for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
+    const int r = i / D4, e = i % D4 * 4;
+    float m = -INFINITY, wsum = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w)
+      merge_partial(m, wsum, acc, slse[w * rows + r], *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e));
+    const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+    __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e), make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv));
+    if (e == 0) __stcg(pl + r, wsum > 0.f ? m + log2f(wsum) : -INFINITY);
+  }
+  __threadfence();  // this CTA's partial is visible before its count
+  __syncthreads();
+  const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
+  if (threadIdx.x == 0) {
+    int *count = p.arrive + (size_t)seq * p.kv_heads + kvh;
+    s_last = atomicAdd(count, 1) == quads - 1;
+    if (s_last) *count = 0;  // no other CTA of this step touches it again
+  }
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
+  constexpr int U = 8;  // partials in flight per thread
+  for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
+    const int r = i / D4, e = i % D4 * 4;
+    float m = -INFINITY, wsum = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int j0 = 0; j0 < quads; j0 += U) {
+      float lse[U];
+      float4 o[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int j = j0 + u;
+        const size_t slot = ((size_t)(q0 + (j < quads ? j : 0)) * p.kv_heads + kvh) * rows + r;
+        lse[u] = j < quads ? __ldcg(p.part_lse + slot) : -INFINITY;
+        o[u] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) merge_partial(m, wsum, acc, lse[u], o[u]);
+    }
+    const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+    const int qi = r / p.group, head = kvh * p.group + r % p.group;
+    uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + e;
+    *reinterpret_cast<uint2 *>(orow) =
+        make_uint2(pack_f32x2(acc.x * inv, acc.y * inv, false), pack_f32x2(acc.z * inv, acc.w * inv, false));
+  }
+}
+
 // TT: tiles per softmax step (1; 2 for the paired-tile rows: one max/sum reduction and one O rescale per
 // 32 tokens).
 // OT: 1 accumulates O^T = V^T P^T (A = V^T, m16 = 16 output dims; B = P^T, n8 = the <= 8 query rows), for
@@ -592,11 +670,13 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   static_assert(!UW || T::U3, "16-bit window unpacking: uniform 3-bit");
   constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
-  const int lane = threadIdx.x & 31;
-  const int item = blockIdx.x * WARPS + (threadIdx.x >> 5);
-  if (item >= p.items) return;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int item = blockIdx.x * WARPS + warp;
+  if (item >= p.items) return;  // never with cta_merge (items = WARPS x CTAs)
   const int g = lane >> 2, c = lane & 3;
-  const int chunk = item / p.kv_heads, kvh = item % p.kv_heads;
+  // item = chunk x kv_heads + kvh, or with cta_merge CTA = quad x kv_heads + kvh and chunk = WARPS x quad + warp
+  const int chunk = p.cta_merge ? WARPS * (int)(blockIdx.x / p.kv_heads) + warp : item / p.kv_heads;
+  const int kvh = p.cta_merge ? (int)(blockIdx.x % p.kv_heads) : item % p.kv_heads;
   const int seq = __ldg(p.chunk_seq + chunk);
   const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
   const int ctx = __ldg(p.ctx_lens + seq);
@@ -970,8 +1050,16 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
             if ((word >> (16 * e + j)) & 1u) o[mt][j][2 * h + e] = -o[mt][j][2 * h + e];
       }
   }
-  // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp)
+  // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp):
+  // this item's slot of the workspace, or with cta_merge the warp's slot in shared memory
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
+  float *part_o = p.part_o + (size_t)item * p.rows * D, *part_lse = p.part_lse + (size_t)item * p.rows;
+  if (p.cta_merge) {
+    if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) __syncthreads();  // the rings are done with the memory
+    float *sm = reinterpret_cast<float *>(smem);
+    part_o = sm + (size_t)warp * p.rows * D;
+    part_lse = sm + (size_t)WARPS * p.rows * D + warp * p.rows;
+  }
   if constexpr (OT) {
     float ls = l[0][0];
     ls += __shfl_xor_sync(0xffffffffu, ls, 1);
@@ -996,11 +1084,11 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
 #pragma unroll
         for (int k = 0; k < OJ / 4; ++k) dst[k] = make_uint4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
       } else {
-        float4 *po = reinterpret_cast<float4 *>(p.part_o + ((size_t)item * p.rows + r) * D + g * T::VDIMS);
+        float4 *po = reinterpret_cast<float4 *>(part_o + (size_t)r * D + g * T::VDIMS);
 #pragma unroll
         for (int j = 0; j < OJ; j += 2)
           po[j / 2] = make_float4(o[0][j][e] * f, o[0][j][2 + e] * f, o[0][j + 1][e] * f, o[0][j + 1][2 + e] * f);
-        if (g == 0) p.part_lse[(size_t)item * p.rows + r] = lr[e] > 0.f ? mr[e] + log2f(lr[e]) : -INFINITY;
+        if (g == 0) part_lse[r] = lr[e] > 0.f ? mr[e] + log2f(lr[e]) : -INFINITY;
       }
     }
   } else {
@@ -1033,7 +1121,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
           }
         } else {
           // partial slot: the item (chunk * kv_heads + kvh), rows of the group
-          float *po = p.part_o + ((size_t)item * p.rows + r) * D + c * (D / 4);
+          float *po = part_o + (size_t)r * D + c * (D / 4);
           const float f = inv * vscl;
 #pragma unroll
           for (int e = 0; e < 2; ++e)
@@ -1042,10 +1130,11 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
               *reinterpret_cast<float4 *>(po + e * T::VDIMS + j) =
                   make_float4(o[mt][j][2 * h + e] * f, o[mt][j + 1][2 * h + e] * f, o[mt][j + 2][2 * h + e] * f,
                               o[mt][j + 3][2 * h + e] * f);
-          if (c == 0) p.part_lse[(size_t)item * p.rows + r] = ls > 0.f ? m[mt][h] + log2f(ls) : -INFINITY;
+          if (c == 0) part_lse[r] = ls > 0.f ? m[mt][h] + log2f(ls) : -INFINITY;
         }
       }
   }
+  if (p.cta_merge) cta_merge<D>(p, reinterpret_cast<float *>(smem), seq, kvh);
 }
 
 // A decode kernel and the dynamic shared memory (its slot ring) it launches with.

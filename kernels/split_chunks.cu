@@ -10,10 +10,12 @@ extern "C" long long km_split_chunks_count(int batch, const int32_t *tiles, int 
   return chunks;
 }
 
-extern "C" int km_split_chunks_make(km_split_chunks *c, int batch, const int32_t *first, const int32_t *tiles,
-                                    int chunk_tiles) {
+// Sequence b gets counts[b] chunks, or (counts NULL) ceil(tiles[b] / chunk_tiles).
+static int make_chunks(km_split_chunks *c, int batch, const int32_t *first, const int32_t *tiles, int chunk_tiles,
+                       const int32_t *counts) {
   memset(c, 0, sizeof *c);
-  const long long chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
+  long long chunks = 0;
+  for (int b = 0; b < batch; ++b) chunks += counts ? counts[b] : (tiles[b] + chunk_tiles - 1) / chunk_tiles;
   c->batch = batch;
   c->num_chunks = (int)chunks;
   c->chunk_seq = (int32_t *)malloc((size_t)chunks * sizeof(int32_t));
@@ -27,7 +29,7 @@ extern "C" int km_split_chunks_make(km_split_chunks *c, int batch, const int32_t
   }
   int k = 0;
   for (int b = 0; b < batch; ++b) {
-    const int f = first ? first[b] : 0, n = tiles[b], nc = (n + chunk_tiles - 1) / chunk_tiles;
+    const int f = first ? first[b] : 0, n = tiles[b], nc = counts ? counts[b] : (n + chunk_tiles - 1) / chunk_tiles;
     c->seq_chunk0[b] = k;
     c->seq_chunks[b] = nc;
     if (nc > 1) c->split = 1;
@@ -38,6 +40,16 @@ extern "C" int km_split_chunks_make(km_split_chunks *c, int batch, const int32_t
     }
   }
   return 0;
+}
+
+extern "C" int km_split_chunks_make(km_split_chunks *c, int batch, const int32_t *first, const int32_t *tiles,
+                                    int chunk_tiles) {
+  return make_chunks(c, batch, first, tiles, chunk_tiles, NULL);
+}
+
+extern "C" int km_split_chunks_make_counts(km_split_chunks *c, int batch, const int32_t *first, const int32_t *tiles,
+                                           const int32_t *counts) {
+  return make_chunks(c, batch, first, tiles, 1, counts);
 }
 
 extern "C" cudaError_t km_split_chunks_upload(km_split_chunks *c, cudaStream_t stream) {

@@ -30,6 +30,9 @@ long long km_split_chunks_count(int batch, const int32_t *tiles, int chunk_tiles
  * ceil(tiles[b] / chunk_tiles) chunks whose lengths differ by at most one. 0, or -1 with no host memory
  * (nothing left allocated). */
 int km_split_chunks_make(km_split_chunks *c, int batch, const int32_t *first, const int32_t *tiles, int chunk_tiles);
+/* The same with sequence b cut into counts[b] chunks (1 <= counts[b] <= tiles[b] where tiles[b] > 0). */
+int km_split_chunks_make_counts(km_split_chunks *c, int batch, const int32_t *first, const int32_t *tiles,
+                                const int32_t *counts);
 cudaError_t km_split_chunks_upload(km_split_chunks *c, cudaStream_t stream); /* cudaMalloc + copy; synchronized */
 void km_split_chunks_free(km_split_chunks *c);                               /* host and device; zeroes *c */
 

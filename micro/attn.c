@@ -47,6 +47,7 @@ typedef struct attn_params {
   int otrans;        /* O^T = V^T P^T accumulators (a variant: with an explicit prefetch) */
   int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
   int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows */
+  int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
 } attn_params;
 
 enum {
@@ -136,11 +137,10 @@ static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
   switch (r->p->op) {
     case A_DECODE: return km_attn_decode(&r->plan, &r->args, s);
     case A_NAIVE: return km_attn_naive_decode(&r->naive, &r->args, s);
-    case A_QUEST:
-      e = km_sparse_score(r->q, r->summary, r->scores, r->ss, s);
-      if (e == cudaSuccess)
-        e = km_sparse_topk(&r->splan, r->scores, r->selected, r->batch * r->sh.num_kv_heads, r->ss.tokens / 16, r->kpages,
-                           s);
+    case A_QUEST: /* score + top-k in one launch; its row counters sit after the scores (setup_quest) */
+      e = km_sparse_select(&r->splan, r->q, r->summary, r->scores,
+                           (uint32_t *)(r->scores + (size_t)r->batch * r->sh.num_kv_heads * (r->ss.tokens / 16)),
+                           r->selected, r->ss, r->kpages, s);
       return e == cudaSuccess ? km_attn_decode(&r->plan, &r->args, s) : e;
     case A_GATHER_DECODE:
       e = km_paged_gather(&r->pg, r->k, r->d_table, r->k_contig, s);
@@ -169,6 +169,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.otrans = p->otrans;
   r->sh.ctas = p->ctas;
   r->sh.unpack = p->unpack;
+  r->sh.combine = p->combine;
   r->batch = p->batch;
 }
 
@@ -319,8 +320,8 @@ static void setup_quest(km_bench *b, attn_run *r) {
   r->kpages = r->p->budget / 16;
   if (r->kpages < 1 || r->kpages > pages) r->kpages = pages;
   KM_CUDA(b, km_sparse_plan_make(&r->splan));
-  if (pages > r->splan.topk_max_pages || r->sh.num_heads / r->sh.num_kv_heads > KM_SPARSE_MAX_GROUP) {
-    km_bench_skip(b, "the top-k kernel takes at most %d pages and groups up to %d", r->splan.topk_max_pages,
+  if (pages > r->splan.select_max_pages || r->sh.num_heads / r->sh.num_kv_heads > KM_SPARSE_MAX_GROUP) {
+    km_bench_skip(b, "the select kernel takes at most %d pages and groups up to %d", r->splan.select_max_pages,
                   KM_SPARSE_MAX_GROUP);
     return;
   }
@@ -337,13 +338,16 @@ static void setup_quest(km_bench *b, attn_run *r) {
   uint16_t *keys = km_bench_device_alloc(b, (size_t)km_paged_output_bytes(&g));
   for (int j = 0; j < r->copies; ++j)
     r->summ[j] = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * 2 * r->sh.head_dim * 2);
-  r->scores = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * sizeof(float));
+  /* the scores, then km_sparse_select's per-row counters (zeroed below, left zero by every launch) */
+  const size_t score_rows = (size_t)r->batch * r->sh.num_kv_heads;
+  r->scores = km_bench_device_alloc(b, score_rows * pages * sizeof(float) + score_rows * sizeof(uint32_t));
   r->selected = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * r->kpages * sizeof(int32_t));
   KM_RETURN_IF_STOPPED(b);
   for (int j = 0; j < r->copies; ++j) {
     KM_CUDA(b, km_paged_gather(&g, r->kc[j], r->d_table, keys, s));
     KM_CUDA(b, km_sparse_summarize(&r->splan, keys, r->summ[j], r->ss, s));
   }
+  KM_CUDA(b, cudaMemsetAsync(r->scores + score_rows * pages, 0, score_rows * sizeof(uint32_t), s));
   use_copy(r, 0);
   KM_CUDA(b, cudaStreamSynchronize(s));
   r->args.selected = r->selected;
@@ -375,6 +379,10 @@ static void setup_gather(km_bench *b, attn_run *r) {
   KM_CUDA(b, cudaMemcpyAsync(r->d_ident, ident, entries * sizeof(int32_t), cudaMemcpyHostToDevice, s));
   KM_CUDA(b, cudaStreamSynchronize(s));
   if (make_plan(b, r, &r->cplan, r->h_ctx, 0) != 0) return;
+  if (km_attn_workspace_bytes(&r->cplan) != km_attn_workspace_bytes(&r->plan)) {
+    km_bench_fail(b, "gather-then-decode: the contiguous plan's workspace differs from the paged plan's");
+    return;
+  }
   r->cargs = r->args;
   r->cargs.k_cache = r->k_contig;
   r->cargs.v_cache = r->v_contig;
@@ -430,6 +438,7 @@ static void setup(km_bench *b, const attn_params *p, attn_run *r) {
     r->ws = km_bench_device_alloc(b, ws);
     KM_RETURN_IF_STOPPED(b);
     r->args.workspace = r->ws;
+    KM_CUDA(b, km_attn_workspace_init(&r->plan, r->ws, s));
   }
   r->naive.shape = r->sh;
   r->naive.batch = r->batch;
@@ -682,11 +691,12 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   if (p->prefetch || p->otrans || p->ctas)
     snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s", p->otrans ? "O^T, " : "",
              p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "");
-  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s",
+  const char *merge = !r->plan.split ? "" : r->plan.cta_merge ? ", partials merged in the kernel" : ", combine pass";
+  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s%s",
                  r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
                  p->skewed ? "long-tailed, " : "", ctx_tokens, r->sh.block_size, r->sh.q_len,
                  p->window ? ", window" : "", p->op == A_QUEST ? ", Quest pages" : "", r->plan.num_chunks,
-                 r->plan.chunk_tiles, p->evicted_from ? ", compacted cache" : "", variant);
+                 r->plan.chunk_tiles, merge, p->evicted_from ? ", compacted cache" : "", variant);
 }
 
 /* The plans live in the case's stack frame: freed here, after the step, whatever stopped it. */
@@ -780,6 +790,14 @@ PVAR(pf1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0, 0, 0);
 PVAR(ot1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 0, 0);
 PVAR(ot2c3_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 1, 3, 0);
 PVAR(ot1c4_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 4, 0);
+/* the separate combine pass where the kernel would merge its partials itself (cta_merge) */
+#define PCOMB(name, op, b, budget)                                                                        \
+  static const attn_params name = {op, 32, 8, 128, BF, TEN, b, 32768, 16, 1, 0, 0, budget, 0, 0, 0, 0, 0, 0, 0, \
+                                   1}
+PCOMB(comb_bf16_b1_32k, A_DECODE, 1, 0);
+PCOMB(comb_bf16_b4_32k, A_DECODE, 4, 0);
+PCOMB(comb_bf16_b16_32k, A_DECODE, 16, 0);
+PCOMB(comb_quest_b1_32k, A_QUEST, 1, 2048);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -941,6 +959,15 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 16, "ot1", ot1_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3", ot2c3_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1c4", ot1c4_tq3_b16_32k, "kv_quant"),
+#define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
+    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/combine_pass", T_GQA, SUM_COMB, run_attn, &comb_bf16_b1_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx32k/combine_pass", T_GQA, SUM_COMB, run_attn, &comb_bf16_b4_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/combine_pass", T_GQA, SUM_COMB, run_attn, &comb_bf16_b16_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine_pass", "sparse_read", SUM_COMB, run_attn,
+     &comb_quest_b1_32k, 0, "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs64", "paged", SUM_DEC, run_attn, &bs64_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs128", "paged", SUM_DEC, run_attn, &bs128_b16_32k, 0, NULL},

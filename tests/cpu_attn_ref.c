@@ -152,6 +152,46 @@ static void check_plan(const km_attn_shape *sh, int batch, const int32_t *ctx, i
   KM_EXPECT(p.split == split);
   KM_EXPECT_NEAR(km_attn_kv_bytes_read(&p), 2.0 * tiles * 16 * sh->num_kv_heads * sh->head_dim * (sh->kv ? 1 : 2), 0);
   if (!split) KM_EXPECT(km_attn_workspace_bytes(&p) == 0);
+  if (p.cta_merge) /* whole quads of chunks, four per CTA; the workspace ends in one count per (seq, KV head) */
+    for (int i = 0; i < batch; ++i) KM_EXPECT(p.ch.seq_chunks[i] >= 4 && p.ch.seq_chunks[i] % 4 == 0);
+  km_attn_plan_free(&p);
+}
+
+/* When the partials merge in the kernel: every sequence split into >= 4 chunks, <= 8 rows x 256 dims, and
+ * the shape not asking for the separate pass. */
+static void test_cta_merge_plan(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  km_attn_plan p, q;
+  char err[200];
+  const int32_t one[1] = {32768}, many[5] = {1, 16, 17, 5000, 300}, two[2] = {700, 333};
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, one, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(p.split && p.cta_merge && p.ch.seq_chunks[0] % 4 == 0);
+  const size_t slots = (size_t)p.num_chunks * 8 * 4 * 129 * sizeof(float);
+  KM_EXPECT(km_attn_workspace_bytes(&p) == slots + 8 * sizeof(int));
+  /* one partial per CTA of four chunks is written and read */
+  KM_EXPECT_NEAR(km_attn_partial_bytes(&p), (double)p.num_chunks / 4 * 8 * 4 * 129 * sizeof(float), 0);
+  km_attn_plan_free(&p);
+  sh.combine = 1; /* the separate pass: one partial per chunk */
+  KM_EXPECT(km_attn_plan_make(&q, &sh, 1, one, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(q.split && !q.cta_merge);
+  KM_EXPECT(km_attn_workspace_bytes(&q) == (size_t)q.num_chunks * 8 * 4 * 129 * sizeof(float));
+  km_attn_plan_free(&q);
+  sh.combine = 2;
+  KM_EXPECT(km_attn_shape_error(&sh) != NULL);
+  sh.combine = 0;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 5, many, 400, 0, 0, 1056, err, sizeof err) == 0); /* 1-token sequence */
+  KM_EXPECT(p.split && !p.cta_merge);
+  km_attn_plan_free(&p);
+  /* 44 and 21 tiles in chunks of 2: 22 -> 24 and 11 -> 12 chunks; of 1: 21 -> 24 > 21 tiles, so no merge */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 2, two, 44, 0, 2, 0, err, sizeof err) == 0);
+  KM_EXPECT(p.cta_merge && p.ch.seq_chunks[0] == 24 && p.ch.seq_chunks[1] == 12 && p.num_chunks == 36);
+  km_attn_plan_free(&p);
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 2, two, 44, 0, 1, 0, err, sizeof err) == 0);
+  KM_EXPECT(p.split && !p.cta_merge && p.num_chunks == 65);
+  km_attn_plan_free(&p);
+  sh.num_kv_heads = 1; /* MQA: 32 rows do not fit the merge's shared memory */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, one, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(p.split && !p.cta_merge);
   km_attn_plan_free(&p);
 }
 
@@ -220,5 +260,6 @@ int main(void) {
   test_softmax();
   test_fp8();
   test_planner();
+  test_cta_merge_plan();
   return km_test_finish("cpu_attn_ref");
 }

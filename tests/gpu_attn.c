@@ -25,6 +25,7 @@ typedef struct tcase {
   const int *ctx;
   int sparse_pages; /* > 0: random distinct pages (capped at each sequence's page count) */
   int chunk_tiles;  /* 0: the planner's choice */
+  int want_merge;   /* 1: the plan must merge partials in the kernel (unless the variant asks for the pass) */
 } tcase;
 
 /* A random finite fp8 code of about unit size. */
@@ -42,13 +43,13 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM (all 0: the default kernel) */
 typedef struct variant {
-  int prefetch, pair, otrans, ctas, unpack;
+  int prefetch, pair, otrans, ctas, unpack, combine;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
-  run_case_with(t, check_naive, pipe, (variant){0, 0, 0, 0, 0});
+  run_case_with(t, check_naive, pipe, (variant){0, 0, 0, 0, 0, 0});
 }
-static void run_case_pair(const tcase *t) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 1, 0, 0, 0}); }
+static void run_case_pair(const tcase *t) { run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 1, 0, 0, 0, 0}); }
 
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v) {
   if (t->batch < 1 || t->batch > 4096) return;
@@ -56,7 +57,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
-                      v.unpack};
+                      v.unpack,  v.combine};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads) */
@@ -186,8 +187,14 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
     return;
   }
   KM_EXPECT_CUDA(km_attn_plan_upload(&plan, 0));
-  if (km_attn_workspace_bytes(&plan)) KM_EXPECT_CUDA(cudaMalloc(&ws, km_attn_workspace_bytes(&plan)));
+  if (km_attn_workspace_bytes(&plan)) {
+    KM_EXPECT_CUDA(cudaMalloc(&ws, km_attn_workspace_bytes(&plan)));
+    KM_EXPECT_CUDA(cudaMemset(ws, 0xFF, km_attn_workspace_bytes(&plan))); /* partials poisoned too */
+    KM_EXPECT_CUDA(km_attn_workspace_init(&plan, ws, 0));
+  }
   km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws, dkside, dvside};
+  /* the CTA merge's counts must be back at zero after a step: the checked step is the second */
+  if (plan.cta_merge) KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
   KM_EXPECT_CUDA(cudaMemset(dout, 0xFF, qn * 2));
   KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
   KM_EXPECT_CUDA(cudaDeviceSynchronize());
@@ -237,12 +244,12 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
     free(kr), free(vr), free(ksr), free(vsr), free(ref);
   }
   KM_EXPECT_MSG(bad == 0,
-                "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d): %zu of %zu outputs off (chunks "
-                "%d of %d tiles, split %d)",
+                "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d, combine %d): %zu of %zu outputs "
+                "off (chunks %d of %d tiles, split %d, CTA merge %d)",
                 t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", v.prefetch, v.pair, v.otrans, v.ctas,
-                v.unpack,
-                bad, qn,
-                plan.num_chunks, plan.chunk_tiles, plan.split);
+                v.unpack, v.combine, bad, qn, plan.num_chunks, plan.chunk_tiles, plan.split, plan.cta_merge);
+  KM_EXPECT_MSG(!t->want_merge || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d", t->what,
+                plan.cta_merge, !v.combine);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
@@ -360,7 +367,7 @@ int main(void) {
       {"TurboQuant pages", 8, 2, 128, 16, 1, 0, TQ, TEN, 2, c700, 7, 0},
   };
   /* every listed variant (depths, O^T accumulators, CTAs per SM; head_dim 128, <= 8 rows): a few cases each */
-#define KM_TEST_VARIANT(pf, o, ct, uw) {pf, 0, o, ct, uw},
+#define KM_TEST_VARIANT(pf, o, ct, uw) {pf, 0, o, ct, uw, 0},
   static const variant variants[] = {KM_ATTN_VARIANTS(KM_TEST_VARIANT)};
 #undef KM_TEST_VARIANT
   const tcase depth_cases[] = {
@@ -391,6 +398,30 @@ int main(void) {
       {"pair: TurboQuant pages", 8, 2, 128, 16, 1, 0, TQ, TEN, 2, c700, 7, 0},
   };
   for (size_t i = 0; i < sizeof pair_cases / sizeof pair_cases[0]; ++i) run_case_pair(&pair_cases[i]);
+  /* partials merged in the kernel (every sequence >= 4 chunks, <= 8 rows x 256 dims): each format, windows,
+   * pages, q_len 2, head_dim 64 and 256, both pipelines, a listed variant, and the same cases through the
+   * separate combine pass */
+  static const int c_m[] = {700, 333, 130}; /* 44, 21 and 9 tiles */
+  const tcase merge_cases[] = {
+      {"merge: gqa 32:8 bf16", 32, 8, 128, 16, 1, 0, B, TEN, 3, c_m, 0, 2, 1},
+      {"merge: gqa 8:2 bf16 q_len 2", 8, 2, 128, 16, 2, 0, B, TEN, 2, c700, 0, 2, 1},
+      {"merge: window 200", 32, 8, 128, 16, 1, 200, B, TEN, 2, c700, 0, 2, 1},
+      {"merge: pages, every page selected", 8, 2, 128, 16, 1, 0, B, TEN, 2, c_eq, 19, 2, 1},
+      {"merge: d64", 8, 2, 64, 16, 1, 0, B, TEN, 2, c700, 0, 2, 1},
+      {"merge: d256 16:8", 16, 8, 256, 16, 1, 0, B, TEN, 2, c700, 0, 2, 1},
+      {"merge: fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 3, c_m, 0, 2, 1},
+      {"merge: fp8 e5m2 per tensor", 8, 2, 128, 32, 1, 0, E5, TEN, 2, c700, 0, 2, 1},
+      {"merge: 3-bit", 32, 8, 128, 16, 1, 0, U3, TEN, 3, c_m, 0, 2, 1},
+      {"merge: TurboQuant", 32, 8, 128, 16, 1, 0, TQ, TEN, 3, c_m, 0, 2, 1},
+  };
+  for (size_t i = 0; i < sizeof merge_cases / sizeof merge_cases[0]; ++i) {
+    const tcase *t = &merge_cases[i];
+    run_case_with(t, i == 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 0});
+    run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 1});
+    if (t->kv != KM_ATTN_U3 && t->kv != KM_ATTN_TQ3) run_case_with(t, 0, KM_ATTN_PIPE_SMEM_RING, (variant){0});
+    if (t->d == 128 && t->kv != KM_ATTN_FP8_E5M2)
+      run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){2, 0, 1, 3, 0, 0}); /* O^T depth 2, 3 CTAs */
+  }
   /* every case through both tile pipelines (the simple kernel checked once) */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     run_case(&cases[i], 1, KM_ATTN_PIPE_REGISTERS);
