@@ -126,12 +126,24 @@ int first_tile_of(const km_attn_shape *s, int ctx) {
 
 int seq_tiles(const km_attn_shape *s, int ctx, int sparse_pages) { return sparse_pages > 0 ? sparse_pages : tiles_of(s, ctx); }
 
+// Chunks of a sequence of n tiles at chunk length ct; with `quad` (the CTA merge) rounded up to a multiple of
+// WARPS, or 0 where that is impossible (fewer than WARPS chunks, or more chunks than tiles).
+int chunk_count(int n, int ct, bool quad) {
+  const int nc = (n + ct - 1) / ct;
+  if (!quad) return nc;
+  const int up = (nc + WARPS - 1) / WARPS * WARPS;
+  return nc >= WARPS && up <= n ? up : 0;
+}
+
 // Chunk length (tiles) for a step: the resident warps run the items in waves, and a wave lasts as long as
 // its longest chunk plus a fixed start (the first loads' latency, the partial's write: ~STARTUP tiles), so
 // the estimated time of a choice is waves x (longest chunk + STARTUP), or the whole work spread evenly when
 // lengths differ. Candidates from 4 tiles (64 tokens) to the longest sequence; the cheapest wins, ties to
-// the longer chunk (fewer partials to combine).
-int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int sparse_pages, int target_warps) {
+// the longer chunk (fewer partials to combine). With `quad`, each sequence's chunk count is rounded up as
+// the CTA merge needs and a candidate that cannot be rounded is skipped. Returns 0 when no candidate is
+// left; *cost: the winner's estimate.
+int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int sparse_pages, int target_warps,
+                     bool quad, double *cost_out) {
   constexpr double STARTUP = 4.0;
   const double W = target_warps > 0 ? target_warps : 1;
   int longest = 1;
@@ -139,17 +151,22 @@ int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int 
     const int n = seq_tiles(s, ctx[b], sparse_pages);
     longest = n > longest ? n : longest;
   }
-  int best = longest;
+  int best = quad ? 0 : longest;
   double best_cost = 1e300;
   for (int ct = longest; ct >= 4; ct = ct > 64 ? ct - (ct >> 6) : ct - 1) {
     double items = 0, work = 0;
     int maxlen = 0;
-    for (int b = 0; b < batch; ++b) {
-      const int n = seq_tiles(s, ctx[b], sparse_pages), nc = (n + ct - 1) / ct, len = (n + nc - 1) / nc;
+    bool ok = true;
+    for (int b = 0; b < batch && ok; ++b) {
+      const int n = seq_tiles(s, ctx[b], sparse_pages), nc = chunk_count(n, ct, quad);
+      ok = nc > 0;
+      if (!ok) break;
+      const int len = (n + nc - 1) / nc;
       items += nc;
       work += n + nc * STARTUP;
       maxlen = len > maxlen ? len : maxlen;
     }
+    if (!ok) continue;
     items *= s->num_kv_heads;
     work *= s->num_kv_heads;
     const double waves = ceil(items / W);
@@ -160,6 +177,7 @@ int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int 
       best = ct;
     }
   }
+  *cost_out = best_cost;
   return best;
 }
 
@@ -249,7 +267,18 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     total_tiles += sparse_pages > 0 ? sparse_pages : tiles_of(s, ctx);
   }
   total_tiles *= s->num_kv_heads;
-  if (chunk_tiles <= 0) chunk_tiles = pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps);
+  // The CTA merge where the rows fit its shared memory (WARPS x rows x (head_dim + 1) floats, <= 33 KiB) and
+  // the shape does not ask for the separate pass; with the planner's chunk length, only where its rounded
+  // counts cost at most MERGE_SLACK tiles more than the plain ones (the pass it saves costs about that).
+  constexpr double MERGE_SLACK = 1.0;
+  bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
+  if (chunk_tiles <= 0) {
+    double plain_cost = 0, quad_cost = 0;
+    chunk_tiles = pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, false, &plain_cost);
+    const int quad_tiles = merge ? pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, true, &quad_cost) : 0;
+    merge = quad_tiles > 0 && quad_cost <= plain_cost + MERGE_SLACK;
+    if (merge) chunk_tiles = quad_tiles;
+  }
   p->shape = *s;
   p->batch = batch;
   p->max_blocks_per_seq = max_blocks_per_seq;
@@ -265,21 +294,14 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     first[b] = sparse_pages > 0 ? 0 : first_tile_of(s, context_lens[b]);
     tiles[b] = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
   }
-  // CTA merge where every sequence has >= WARPS chunks and WARPS partials of its rows fit 33 KiB of shared
-  // memory: each count rounded up to a multiple of WARPS (chunks of >= 1 tile)
+  // the merge's chunk counts (each rounded up to a multiple of WARPS), where every sequence allows them
   int32_t *counts = (int32_t *)malloc((size_t)batch * sizeof(int32_t));
-  bool merge = counts && s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
   long long chunks = 0;
   for (int b = 0; counts && b < batch; ++b) {
-    const int nc = (tiles[b] + chunk_tiles - 1) / chunk_tiles, up = (nc + WARPS - 1) / WARPS * WARPS;
-    merge = merge && nc >= WARPS && up <= tiles[b];
-    counts[b] = up;
-    chunks += nc;
+    counts[b] = chunk_count(tiles[b], chunk_tiles, true);
+    merge = merge && counts[b] > 0;
   }
-  if (merge) {
-    chunks = 0;
-    for (int b = 0; b < batch; ++b) chunks += counts[b];
-  }
+  for (int b = 0; counts && b < batch; ++b) chunks += merge ? counts[b] : chunk_count(tiles[b], chunk_tiles, false);
   int rc = 0;
   if (!counts) {
     snprintf(err, errlen, "no host memory for the plan");

@@ -625,7 +625,7 @@ __device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int 
   __syncthreads();
   if (!s_last) return;
   __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
-  constexpr int U = 8;  // partials in flight per thread
+  constexpr int U = 16;  // partials in flight per thread (b1 x 32K: 32 CTA partials per (sequence, KV head))
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
     const int r = i / D4, e = i % D4 * 4;
     float m = -INFINITY, wsum = 0.f;

@@ -137,10 +137,11 @@ static cudaError_t enqueue(void *arg, int rep, cudaStream_t s) {
   switch (r->p->op) {
     case A_DECODE: return km_attn_decode(&r->plan, &r->args, s);
     case A_NAIVE: return km_attn_naive_decode(&r->naive, &r->args, s);
-    case A_QUEST: /* score + top-k in one launch; its row counters sit after the scores (setup_quest) */
-      e = km_sparse_select(&r->splan, r->q, r->summary, r->scores,
-                           (uint32_t *)(r->scores + (size_t)r->batch * r->sh.num_kv_heads * (r->ss.tokens / 16)),
-                           r->selected, r->ss, r->kpages, s);
+    case A_QUEST:
+      e = km_sparse_score(r->q, r->summary, r->scores, r->ss, s);
+      if (e == cudaSuccess)
+        e = km_sparse_topk(&r->splan, r->scores, r->selected, r->batch * r->sh.num_kv_heads, r->ss.tokens / 16, r->kpages,
+                           s);
       return e == cudaSuccess ? km_attn_decode(&r->plan, &r->args, s) : e;
     case A_GATHER_DECODE:
       e = km_paged_gather(&r->pg, r->k, r->d_table, r->k_contig, s);
@@ -320,8 +321,8 @@ static void setup_quest(km_bench *b, attn_run *r) {
   r->kpages = r->p->budget / 16;
   if (r->kpages < 1 || r->kpages > pages) r->kpages = pages;
   KM_CUDA(b, km_sparse_plan_make(&r->splan));
-  if (pages > r->splan.select_max_pages || r->sh.num_heads / r->sh.num_kv_heads > KM_SPARSE_MAX_GROUP) {
-    km_bench_skip(b, "the select kernel takes at most %d pages and groups up to %d", r->splan.select_max_pages,
+  if (pages > r->splan.topk_max_pages || r->sh.num_heads / r->sh.num_kv_heads > KM_SPARSE_MAX_GROUP) {
+    km_bench_skip(b, "the top-k kernel takes at most %d pages and groups up to %d", r->splan.topk_max_pages,
                   KM_SPARSE_MAX_GROUP);
     return;
   }
@@ -338,16 +339,13 @@ static void setup_quest(km_bench *b, attn_run *r) {
   uint16_t *keys = km_bench_device_alloc(b, (size_t)km_paged_output_bytes(&g));
   for (int j = 0; j < r->copies; ++j)
     r->summ[j] = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * 2 * r->sh.head_dim * 2);
-  /* the scores, then km_sparse_select's per-row counters (zeroed below, left zero by every launch) */
-  const size_t score_rows = (size_t)r->batch * r->sh.num_kv_heads;
-  r->scores = km_bench_device_alloc(b, score_rows * pages * sizeof(float) + score_rows * sizeof(uint32_t));
+  r->scores = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * pages * sizeof(float));
   r->selected = km_bench_device_alloc(b, (size_t)r->batch * r->sh.num_kv_heads * r->kpages * sizeof(int32_t));
   KM_RETURN_IF_STOPPED(b);
   for (int j = 0; j < r->copies; ++j) {
     KM_CUDA(b, km_paged_gather(&g, r->kc[j], r->d_table, keys, s));
     KM_CUDA(b, km_sparse_summarize(&r->splan, keys, r->summ[j], r->ss, s));
   }
-  KM_CUDA(b, cudaMemsetAsync(r->scores + score_rows * pages, 0, score_rows * sizeof(uint32_t), s));
   use_copy(r, 0);
   KM_CUDA(b, cudaStreamSynchronize(s));
   r->args.selected = r->selected;
@@ -791,13 +789,14 @@ PVAR(ot1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 0, 0);
 PVAR(ot2c3_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 1, 3, 0);
 PVAR(ot1c4_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 4, 0);
 /* the separate combine pass where the kernel would merge its partials itself (cta_merge) */
-#define PCOMB(name, op, b, budget)                                                                        \
-  static const attn_params name = {op, 32, 8, 128, BF, TEN, b, 32768, 16, 1, 0, 0, budget, 0, 0, 0, 0, 0, 0, 0, \
+#define PCOMB(name, op, kv, sc, b, budget)                                                                \
+  static const attn_params name = {op, 32, 8, 128, kv, sc, b, 32768, 16, 1, 0, 0, budget, 0, 0, 0, 0, 0, 0, 0, \
                                    1}
-PCOMB(comb_bf16_b1_32k, A_DECODE, 1, 0);
-PCOMB(comb_bf16_b4_32k, A_DECODE, 4, 0);
-PCOMB(comb_bf16_b16_32k, A_DECODE, 16, 0);
-PCOMB(comb_quest_b1_32k, A_QUEST, 1, 2048);
+PCOMB(comb_bf16_b1_32k, A_DECODE, BF, TEN, 1, 0);
+PCOMB(comb_bf16_b4_32k, A_DECODE, BF, TEN, 4, 0);
+PCOMB(comb_bf16_b16_32k, A_DECODE, BF, TEN, 16, 0);
+PCOMB(comb_fp8_b16_32k, A_DECODE, E4, TOK, 16, 0);
+PCOMB(comb_quest_b1_32k, A_QUEST, BF, TEN, 1, 2048);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -966,6 +965,8 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b4/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/combine_pass", T_GQA, SUM_COMB, run_attn, &comb_bf16_b16_32k, 0,
      "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/combine_pass", "kv_quant", SUM_COMB, run_attn,
+     &comb_fp8_b16_32k, 0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
     {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine_pass", "sparse_read", SUM_COMB, run_attn,
      &comb_quest_b1_32k, 0, "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},

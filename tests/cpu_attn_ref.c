@@ -171,6 +171,12 @@ static void test_cta_merge_plan(void) {
   /* one partial per CTA of four chunks is written and read */
   KM_EXPECT_NEAR(km_attn_partial_bytes(&p), (double)p.num_chunks / 4 * 8 * 4 * 129 * sizeof(float), 0);
   km_attn_plan_free(&p);
+  /* 4 x 32K on 1,056 warps: 132 plain chunks fill one wave; rounding 33 up to 36 per sequence would take a
+   * second one, so the merge plan uses 32 chunks of 64 tiles per sequence */
+  const int32_t four[4] = {32768, 32768, 32768, 32768};
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 4, four, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT_MSG(p.cta_merge && p.num_chunks * 8 <= 1056, "b4 x 32K: merge %d, %d chunks", p.cta_merge, p.num_chunks);
+  km_attn_plan_free(&p);
   sh.combine = 1; /* the separate pass: one partial per chunk */
   KM_EXPECT(km_attn_plan_make(&q, &sh, 1, one, 2048, 0, 0, 1056, err, sizeof err) == 0);
   KM_EXPECT(q.split && !q.cta_merge);
