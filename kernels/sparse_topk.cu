@@ -85,11 +85,11 @@ __global__ void append_kernel(const uint4 *keys, uint4 *summary, const int32_t *
 constexpr int kScoreThreads = 256;
 constexpr int kScoreUnroll = 4;  // pages per lane group in flight: 2 x 16-byte loads each
 
-template <int D>
+template <int D, int WARPS = kScoreThreads / 32>
 struct score_geom {
   static constexpr int lanes_per_page = D / 8;  // each lane covers 8 dims (one 16-byte vector)
   static constexpr int pages_per_warp = 32 / lanes_per_page;
-  static constexpr int pages_per_cta = (kScoreThreads / 32) * pages_per_warp * kScoreUnroll;
+  static constexpr int pages_per_cta = WARPS * pages_per_warp * kScoreUnroll;
 };
 
 template <int G>
@@ -109,14 +109,16 @@ __device__ __forceinline__ float score_part(const float (&qf)[G][8], uint4 mx, u
   return acc;
 }
 
-// Grid: rows x chunks of pages_per_cta pages. A group of D/8 lanes scores one page; a warp reads
-// pages_per_warp neighbouring pages (contiguous summaries) per step, kScoreUnroll steps in flight.
-template <int D, int G>
-__global__ __launch_bounds__(kScoreThreads) void score_kernel(const uint16_t *query, const uint4 *summary,
-                                                              float *scores, int kv_heads, int pages, int chunks) {
-  using geom = score_geom<D>;
+// Scores of chunk `chunk` (pages_per_cta pages) of row `row`, by a CTA of WARPS warps. A group of D/8
+// lanes scores one page; a warp reads pages_per_warp neighbouring pages (contiguous summaries) per step,
+// kScoreUnroll steps in flight. Each page's sum depends only on its lane group (lane sub adds its 8 dims
+// per group head in a fixed order, then the same butterfly), never on which warp or step took the page:
+// so the fused select, with twice the warps per CTA, writes bitwise the scores of score_kernel.
+template <int D, int G, int WARPS>
+__device__ __forceinline__ void score_chunk(const uint16_t *query, const uint4 *summary, float *scores, int kv_heads,
+                                            int pages, int row, int chunk) {
+  using geom = score_geom<D, WARPS>;
   constexpr int vecs = D / 8;
-  const int row = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int sub = lane % geom::lanes_per_page, slot = lane / geom::lanes_per_page;
   const int b = row / kv_heads, h = row % kv_heads;
@@ -153,6 +155,14 @@ __global__ __launch_bounds__(kScoreThreads) void score_kernel(const uint16_t *qu
     for (int off = geom::lanes_per_page / 2; off > 0; off >>= 1) acc += __shfl_xor_sync(kFull, acc, off);
     if (sub == 0 && page < pages) scores[(size_t)row * pages + page] = acc;
   }
+}
+
+// Grid: rows x chunks of pages_per_cta pages.
+template <int D, int G>
+__global__ __launch_bounds__(kScoreThreads) void score_kernel(const uint16_t *query, const uint4 *summary,
+                                                              float *scores, int kv_heads, int pages, int chunks) {
+  score_chunk<D, G, kScoreThreads / 32>(query, summary, scores, kv_heads, pages, blockIdx.x / chunks,
+                                        blockIdx.x % chunks);
 }
 
 template <int D>
@@ -201,6 +211,7 @@ struct topk_shared {
   uint32_t krem;
   uint32_t count;  // keys in the chosen bin
   uint32_t ncand;
+  uint32_t last;  // the fused select: this CTA arrived last at its row and runs the row's top-k
   uint32_t warp_gt[kTopkWarps];
   uint32_t warp_eq[kTopkWarps];
   uint32_t warp_tot[kTopkWarps];
@@ -299,8 +310,18 @@ __device__ void topk_compact(const uint32_t *keys, int n, uint32_t thr, uint32_t
   }
 }
 
+// Scores as the top-k reads them. kFresh: written by other CTAs of this same launch (the fused select),
+// so loaded at L2 (ld.global.cg): the read-only/L1 path is not coherent with those stores. Otherwise the
+// row came from an earlier launch and may use the read-only path.
+template <bool kFresh, typename T>
+__device__ __forceinline__ T load_score(const T *p) {
+  if constexpr (kFresh) return __ldcg(p);
+  else return __ldg(p);
+}
+
 // Row -> keys in shared memory (the last page as kLastPageKey), each thread keeping the min and max of
 // the keys it wrote other than the last page's. kLoadBatch float4 loads are issued before any is used.
+template <bool kFresh>
 __device__ void load_keys(const float *src, int n, uint32_t *keys, uint32_t &lo, uint32_t &hi) {
   lo = 0xffffffffu;
   hi = 0u;
@@ -313,7 +334,7 @@ __device__ void load_keys(const float *src, int n, uint32_t *keys, uint32_t &lo,
 #pragma unroll
       for (int u = 0; u < kLoadBatch; ++u) {
         const int i = i0 + u * kTopkThreads;
-        v[u] = i < n4 ? __ldg(src4 + i) : make_float4(0.f, 0.f, 0.f, 0.f);
+        v[u] = i < n4 ? load_score<kFresh>(src4 + i) : make_float4(0.f, 0.f, 0.f, 0.f);
       }
 #pragma unroll
       for (int u = 0; u < kLoadBatch; ++u) {
@@ -334,7 +355,7 @@ __device__ void load_keys(const float *src, int n, uint32_t *keys, uint32_t &lo,
     }
   } else {
     for (int i = threadIdx.x; i < n; i += kTopkThreads) {
-      const uint32_t key = i == m ? kLastPageKey : score_key(src[i]);
+      const uint32_t key = i == m ? kLastPageKey : score_key(load_score<kFresh>(src + i));
       keys[i] = key;
       if (i != m) {
         lo = min(lo, key);
@@ -419,12 +440,14 @@ __device__ void gather_bin(const uint32_t *keys, int m, int shift, uint32_t digi
 // (9 barriers), compaction ~8 us: ~27 us against 54 us for four full-row radix passes.
 // Fewer scans of the row and no __match_any_sync on the common path are where the time goes.
 // Shared memory: keys 4n bytes + ~10 KB: four CTAs of 512 per SM for n = 8192 (4 x 42.5 KB).
-__global__ __launch_bounds__(kTopkThreads, 4) void topk_kernel(const float *scores, int32_t *selected, int n, int k) {
-  extern __shared__ uint32_t keys[];
-  __shared__ topk_shared sh;
+// The row's select, by the whole CTA (kTopkThreads threads), shared by topk_kernel and the fused select
+// (which differ only in how the row is loaded: see load_score): src = the row's n scores, out = its k slots.
+template <bool kFresh>
+__device__ __forceinline__ void topk_row(const float *src, int32_t *out, int n, int k, uint32_t *keys,
+                                         topk_shared &sh) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, m = n - 1;
   uint32_t lo, hi;
-  load_keys(scores + (size_t)blockIdx.x * n, n, keys, lo, hi);
+  load_keys<kFresh>(src, n, keys, lo, hi);
   for (int i = threadIdx.x; i < kWideBins; i += kTopkThreads) sh.u.wide[i] = 0;
   if (threadIdx.x == 0) sh.ncand = 0;
   lo = __reduce_min_sync(kFull, lo);
@@ -472,7 +495,89 @@ __global__ __launch_bounds__(kTopkThreads, 4) void topk_kernel(const float *scor
     }
     thr = prefix;
   }
-  topk_compact(keys, n, thr, krem, sh, selected + (size_t)blockIdx.x * k);
+  topk_compact(keys, n, thr, krem, sh, out);
+}
+
+__global__ __launch_bounds__(kTopkThreads, 4) void topk_kernel(const float *scores, int32_t *selected, int n, int k) {
+  extern __shared__ uint32_t keys[];
+  __shared__ topk_shared sh;
+  topk_row<false>(scores + (size_t)blockIdx.x * n, selected + (size_t)blockIdx.x * k, n, k, keys, sh);
+}
+
+// ---------------------------------------------------------------- stages 2 + 3 fused: select
+// One launch for score + top-k, so that a few rows (batch 1: 8) still fill the GPU. Grid: rows x chunks,
+// a CTA of kTopkThreads (16 warps) scoring one chunk of 16 * pages_per_warp * kScoreUnroll pages (d 128:
+// 128 pages, 16 CTAs per row of 2,048) with score_chunk, as score_kernel does. Each CTA then counts its
+// arrival on its row's counter (fences on both sides: its scores are visible at GPU scope before the
+// count, and the last arriver's reads come after it); the CTA that arrives last holds the only copy of the
+// count that says the row is complete, runs topk_row on the row (read back at L2, where the other CTAs'
+// stores are) and puts the counter back to 0 for the next launch. No CTA waits on another, so the grid
+// needs no co-residency and works at any size.
+// Measured on an H200 (graph replay, summaries rotated past L2), d128 group 4, 2,048 pages, k 128:
+//   8 rows (b1):    select 10.3 us; score 4.6 + top-k 5.8 = 10.5 us as two launches; select with k = 1
+//                   (no radix passes) 7.4 us. So the tail (one CTA's select of a row after the scores)
+//                   is ~5.5 us, ~3 us of it the radix passes over only 2,048 keys: latency, not traffic.
+//   128 rows (b16): select 49 us against 43 us for the two launches: slower (the scoring half alone, as
+//                   16-warp CTAs 2 per SM, is ~8 us slower than score_kernel's 8-warp CTAs 4 per SM).
+// What would make it pay: a top-k tail of ~1 us (keys kept in registers, fewer barriers), and score CTAs
+// shaped like score_kernel's. See reports/sparse-notes.md.
+// Registers: score_chunk holds G x 8 floats of query (G = 8: 64), so 2 CTAs of 512 per SM, not 4.
+template <int D, int G>
+__global__ __launch_bounds__(kTopkThreads, G >= 8 ? 1 : 2) void select_kernel(const uint16_t *query, const uint4 *summary,
+                                                                 float *scores, uint32_t *counters,
+                                                                 int32_t *selected, int kv_heads, int pages,
+                                                                 int chunks, int k) {
+  extern __shared__ uint32_t keys[];
+  __shared__ topk_shared sh;
+  const int row = blockIdx.x / chunks;
+  score_chunk<D, G, kTopkWarps>(query, summary, scores, kv_heads, pages, row, blockIdx.x % chunks);
+  // Release: the barrier orders every thread's score stores before thread 0's fence, and the fence
+  // (cumulative) makes them visible at GPU scope before the arrival is counted, as a grid barrier does.
+  // One fence per CTA rather than one per thread (measured: no difference in time either way).
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const bool last = atomicAdd(&counters[row], 1u) == (uint32_t)chunks - 1;
+    if (last) {
+      __threadfence();   // acquire: the row's scores are read after every other CTA's arrival
+      counters[row] = 0; // every arrival is in: nothing else touches it in this launch
+    }
+    sh.last = last;
+  }
+  __syncthreads();
+  if (!sh.last) return;  // block-uniform
+  topk_row<true>(scores + (size_t)row * pages, selected + (size_t)row * k, pages, k, keys, sh);
+}
+
+using select_fn = void (*)(const uint16_t *, const uint4 *, float *, uint32_t *, int32_t *, int, int, int, int);
+
+template <int D>
+select_fn select_for_group(int group) {
+  switch (group) {
+    case 1: return select_kernel<D, 1>;
+    case 2: return select_kernel<D, 2>;
+    case 4: return select_kernel<D, 4>;
+    case 8: return select_kernel<D, 8>;
+    default: return nullptr;
+  }
+}
+
+select_fn select_for(int head_dim, int group) {
+  switch (head_dim) {
+    case 64: return select_for_group<64>(group);
+    case 128: return select_for_group<128>(group);
+    case 256: return select_for_group<256>(group);
+    default: return nullptr;
+  }
+}
+
+int select_chunk_pages(int head_dim) {
+  switch (head_dim) {
+    case 64: return score_geom<64, kTopkWarps>::pages_per_cta;
+    case 128: return score_geom<128, kTopkWarps>::pages_per_cta;
+    case 256: return score_geom<256, kTopkWarps>::pages_per_cta;
+    default: return 0;
+  }
 }
 
 // ---------------------------------------------------------------- stage 4: sparse read
@@ -586,13 +691,34 @@ extern "C" cudaError_t km_sparse_plan_make(km_sparse_plan *plan) {
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
   if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dense_kernel, kDenseThreads, 0);
   if (e != cudaSuccess) return e;
-  const int avail = optin - (int)sizeof(topk_shared);
+  // the opt-in less the kernel's static shared memory as built (topk_shared rounded up by the compiler:
+  // sizeof alone can fall a few bytes short, and then the attribute below is refused)
+  cudaFuncAttributes tfa;
+  e = cudaFuncGetAttributes(&tfa, topk_kernel);
+  if (e != cudaSuccess) return e;
+  const int avail = optin - (int)tfa.sharedSizeBytes;
   if (sms < 1 || avail <= 0) return cudaErrorInvalidValue;
   e = cudaFuncSetAttribute(topk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, avail);
   if (e != cudaSuccess) return e;
+  // every fused select instance: its own static shared memory (topk_shared, as topk_kernel) off the opt-in
+  int select_avail = avail;
+  static const int dims[3] = {64, 128, 256}, groups[4] = {1, 2, 4, 8};
+  for (int d : dims)
+    for (int g : groups) {
+      const select_fn fn = select_for(d, g);
+      cudaFuncAttributes fa;
+      e = cudaFuncGetAttributes(&fa, fn);
+      if (e != cudaSuccess) return e;
+      const int a = optin - (int)fa.sharedSizeBytes;
+      if (a <= 0) return cudaErrorInvalidValue;
+      e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, a);
+      if (e != cudaSuccess) return e;
+      if (a < select_avail) select_avail = a;
+    }
   plan->sms = sms;
   plan->dense_grid = sms * (per_sm > 0 ? per_sm : 1);
   plan->topk_max_pages = avail / (int)sizeof(uint32_t);
+  plan->select_max_pages = select_avail / (int)sizeof(uint32_t);
   return cudaSuccess;
 }
 
@@ -637,6 +763,22 @@ extern "C" cudaError_t km_sparse_topk(const km_sparse_plan *plan, const float *s
     return cudaErrorInvalidValue;
   // shared memory past the default 48 KiB was opted into once, by km_sparse_plan_make
   topk_kernel<<<rows, kTopkThreads, (size_t)pages * sizeof(uint32_t), stream>>>(scores, selected, pages, k);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_sparse_select(const km_sparse_plan *plan, const uint16_t *query, const uint16_t *summary,
+                                        float *scores, uint32_t *counters, int32_t *selected, km_sparse_shape s, int k,
+                                        cudaStream_t stream) {
+  if (!plan || !shape_ok(s) || !counters) return cudaErrorInvalidValue;
+  const int pages = page_count(s), group = s.q_heads / s.kv_heads;
+  const select_fn fn = select_for(s.head_dim, group);
+  if (!fn || k < 1 || k > pages || pages > plan->select_max_pages) return cudaErrorInvalidValue;
+  const int per = select_chunk_pages(s.head_dim), chunks = (pages + per - 1) / per;
+  const long long grid = (long long)s.batch * s.kv_heads * chunks;
+  if (grid > 0x7fffffffLL) return cudaErrorInvalidValue;
+  // shared memory past the default 48 KiB was opted into once, by km_sparse_plan_make
+  fn<<<(unsigned)grid, kTopkThreads, (size_t)pages * sizeof(uint32_t), stream>>>(
+      query, reinterpret_cast<const uint4 *>(summary), scores, counters, selected, s.kv_heads, pages, chunks, k);
   return cudaGetLastError();
 }
 

@@ -41,6 +41,7 @@ typedef struct km_sparse_plan {
   int sms;            /* multiprocessors: grid-stride grids stop at 16 CTAs per SM */
   int dense_grid;     /* CTAs of the dense read: as many as the SMs hold at once */
   int topk_max_pages; /* the longest top-k row whose keys fit one CTA's shared memory (~56K on H100/H200) */
+  int select_max_pages; /* the same for km_sparse_select (its CTAs carry the top-k's shared memory too) */
 } km_sparse_plan;
 
 /* Fill *plan for the current device and opt the top-k kernel into the shared memory that
@@ -68,6 +69,20 @@ cudaError_t km_sparse_score(const uint16_t *query, const uint16_t *summary, floa
  * keys in shared memory, so pages <= plan->topk_max_pages. */
 cudaError_t km_sparse_topk(const km_sparse_plan *plan, const float *scores, int32_t *selected, int rows, int pages,
                            int k, cudaStream_t stream);
+
+/* Score + top-k in one launch: writes `scores` bitwise equal to km_sparse_score (each page summed in the
+ * same fp32 order) and `selected` equal to km_sparse_topk of those scores (same rule: last page always,
+ * the other k-1 highest, ties to the lower page, IEEE total order with NaN lowest, ascending), so the
+ * selection is identical to the two launches'. Many CTAs per row score slices of its pages (enough to
+ * fill the GPU at batch 1), and the last CTA of a row to finish runs that row's top-k from L2.
+ * counters: batch * kv_heads uint32, a workspace allocated and zeroed (cudaMemset) once, outside any
+ * timed region; every launch that completes leaves them zero again, so the next one needs no memset.
+ * Launches sharing one counters buffer must not run concurrently (one stream is fine); after a launch
+ * that failed or was aborted, zero them again. 1 <= k <= pages <= plan->select_max_pages; the group
+ * q_heads / kv_heads in {1, 2, 4, 8}. */
+cudaError_t km_sparse_select(const km_sparse_plan *plan, const uint16_t *query, const uint16_t *summary,
+                             float *scores, uint32_t *counters, int32_t *selected, km_sparse_shape s, int k,
+                             cudaStream_t stream);
 
 /* Gather the k selected pages of each (sequence, KV head) row, K and V, into contiguous outputs.
  * Needs tokens % 16 == 0 (whole pages). */

@@ -27,6 +27,7 @@ typedef enum sparse_kind {
   SP_SCORE,
   SP_TOPK,
   SP_CUB_TOPK, /* baseline */
+  SP_SELECT,   /* score + top-k fused in one launch */
   SP_READ,
   SP_PIPELINE, /* score + top-k + read */
   SP_DENSE,    /* read every page of K and V */
@@ -220,6 +221,42 @@ static void run_topk(km_bench *b, const sparse_params *p) {
   km_bench_measure(b, fn, &r, &w);
 }
 
+/* Fused score + top-k rows: query and summaries rotated together (as the score rows), counters zeroed
+ * once here, outside timing (each launch leaves them zero). The two launches it replaces are timed as a
+ * stage on the same copies, for the speedup. */
+static void run_select(km_bench *b, const sparse_params *p) {
+  const int heads = km_bench_model(b)->num_kv_heads;
+  if (heads <= 0 || p->rows % heads) {
+    km_bench_skip(b, "%d rows is not a whole number of sequences of %d KV heads", p->rows, heads);
+    return;
+  }
+  const sparse_params derived = {p->kind, p->pages * PAGE, p->k * PAGE, p->rows / heads, p->rows, p->pages, p->k};
+  km_sp_run r;
+  if (prepare(b, &derived, &r) != 0) return;
+  if (p->pages > r.plan.select_max_pages) {
+    km_bench_skip(b, "%d pages exceed the %d a CTA's shared memory holds", p->pages, r.plan.select_max_pages);
+    return;
+  }
+  r.copies = km_bench_rotation(b, r.sum_elems * 2 + r.q_elems * 2);
+  r.summary = dev_alloc(b, r.sum_elems * r.copies * 2);
+  r.scores = dev_alloc(b, r.score_elems * sizeof(float));
+  r.sel = dev_alloc(b, r.sel_elems * sizeof(int32_t));
+  r.counters = dev_alloc(b, (size_t)r.topk_rows * sizeof(uint32_t));
+  if (!r.summary || !r.scores || !r.sel || !r.counters || alloc_query(b, &r)) return;
+  cudaStream_t st = km_bench_stream(b);
+  KM_CUDA(b, km_fill_normal_bf16(r.summary, r.sum_elems * r.copies, km_bench_seed(b), 1.0f, r.s.head_dim, 0, 0, 1.0f, st));
+  KM_CUDA(b, cudaMemsetAsync(r.counters, 0, (size_t)r.topk_rows * sizeof(uint32_t), st));
+  if (km_bench_verify_enabled(b) && km_sp_verify_select(b, &r) != 0) return;
+  km_stage two;
+  if (km_bench_measure_stage(b, "two_launches", km_sp_score_topk, &r, NULL, KM_STAGE_BATCHED, &two) != 0) return;
+  KM_RETURN_IF_STOPPED(b);
+  /* summaries and query read from HBM, the scores written and read back (from L2) by the row's last CTA */
+  const km_work w = {r.sum_elems * 2.0 + r.q_elems * 2.0 + r.score_elems * 4.0, r.score_elems * 4.0 + r.sel_elems * 4.0,
+                     (double)derived.batch * derived.context, 1, 0};
+  const double sec = km_bench_measure(b, km_sp_select, &r, &w);
+  if (sec > 0) km_bench_counter(b, "speedup_vs_two_launches", two.median_s / sec);
+}
+
 /* Random selections: the last page plus k-1 distinct others per row, ascending (a partial shuffle). */
 static int random_selection(km_bench *b, const km_sp_run *r, int32_t *sel) {
   int32_t *perm = km_bench_host_alloc(b, (size_t)r->pages * sizeof *perm);
@@ -327,6 +364,7 @@ static void run_sparse(km_bench *b, const void *params) {
     case SP_SCORE: run_score(b, p); break;
     case SP_TOPK:
     case SP_CUB_TOPK: run_topk(b, p); break;
+    case SP_SELECT: run_select(b, p); break;
     case SP_READ: run_read(b, p); break;
     case SP_PIPELINE:
     case SP_DENSE:
@@ -354,6 +392,10 @@ static void run_sparse(km_bench *b, const void *params) {
   {"sparse/topk/r" #r "/p" #p "/k" #k, "sparse_read", "radix-select top-k pages per (sequence, KV head)",    \
    run_sparse, PARAMS(SP_TOPK, 0, 0, 0, r, p, k), fl, "baseline/sparse/cub_sort_topk/r" #r "/p" #p "/k" #k,   \
    SWEEP("sparse/topk", "rows*pages", {"rows", "pages"}, {r, p})}
+#define SELECT(r, p, k, fl)                                                                                 \
+  {"sparse/select/r" #r "/p" #p "/k" #k, "sparse_read",                                                     \
+   "page scores + radix-select top-k in one launch (the last CTA of a row selects)", run_sparse,             \
+   PARAMS(SP_SELECT, 0, 0, 0, r, p, k), fl, NULL, NULL} /* no sweep series: two points fit nothing */
 #define CUB(r, p, k, fl)                                                                                    \
   {"baseline/sparse/cub_sort_topk/r" #r "/p" #p "/k" #k, "sparse_read",                                     \
    "cub::DeviceSegmentedRadixSort descending, then the first k", run_sparse,                                \
@@ -389,6 +431,9 @@ static const km_case sparse_cases[] = {
     TOPK(128, 2048, 128, 0),
     TOPK(128, 8192, 128, 0),
     TOPK(128, 16384, 128, 0),
+    /* score + top-k fused: batch 1 (8 rows) and batch 16 at 32K, the Quest decode step's selection */
+    SELECT(8, 2048, 128, 0),
+    SELECT(128, 2048, 128, 0),
     /* the sort baseline at every page count of the k = 128 sweeps, so each is a line beside the top-k's */
     CUB(32, 256, 16, KM_CASE_QUICK),
     CUB(512, 2048, 128, 0),

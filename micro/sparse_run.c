@@ -27,6 +27,19 @@ cudaError_t km_sp_topk(void *arg, int rep, cudaStream_t st) {
   return km_sparse_topk(&r->plan, sc, r->sel, r->topk_rows, r->pages, r->k, st);
 }
 
+cudaError_t km_sp_select(void *arg, int rep, cudaStream_t st) {
+  km_sp_run *r = arg;
+  const int c = rep % r->copies;
+  return km_sparse_select(&r->plan, r->query + c * r->q_elems, r->summary + c * r->sum_elems, r->scores, r->counters,
+                          r->sel, r->s, r->k, st);
+}
+
+cudaError_t km_sp_score_topk(void *arg, int rep, cudaStream_t st) {
+  km_sp_run *r = arg;
+  cudaError_t e = km_sp_score(arg, rep, st);
+  return e == cudaSuccess ? km_sparse_topk(&r->plan, r->scores, r->sel, r->topk_rows, r->pages, r->k, st) : e;
+}
+
 cudaError_t km_sp_cub_topk(void *arg, int rep, cudaStream_t st) {
   km_sp_run *r = arg;
   float *sc = r->scores + (size_t)(rep % r->copies) * r->score_elems;

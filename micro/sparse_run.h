@@ -26,6 +26,7 @@ typedef struct km_sp_run {
   float *scores;
   int32_t *sel, *pos;
   uint32_t *partials;
+  uint32_t *counters;  /* km_sparse_select's per-row arrival counters: zeroed once at setup, left zero by each launch */
   void *scratch;
 } km_sp_run;
 
@@ -35,6 +36,8 @@ cudaError_t km_sp_build(void *arg, int rep, cudaStream_t st);    /* summaries of
 cudaError_t km_sp_append(void *arg, int rep, cudaStream_t st);   /* one token per sequence folded in */
 cudaError_t km_sp_score(void *arg, int rep, cudaStream_t st);    /* query and summaries -> scores */
 cudaError_t km_sp_topk(void *arg, int rep, cudaStream_t st);     /* score copy -> selection */
+cudaError_t km_sp_select(void *arg, int rep, cudaStream_t st);   /* query and summaries -> scores + selection, one launch */
+cudaError_t km_sp_score_topk(void *arg, int rep, cudaStream_t st); /* the same by km_sparse_score + km_sparse_topk */
 cudaError_t km_sp_cub_topk(void *arg, int rep, cudaStream_t st); /* the same by CUB's segmented sort */
 cudaError_t km_sp_read(void *arg, int rep, cudaStream_t st);     /* selection -> gathered K and V */
 cudaError_t km_sp_pipeline(void *arg, int rep, cudaStream_t st); /* score + top-k + read of one step */
@@ -52,6 +55,10 @@ int km_sp_verify_build(km_bench *b, km_sp_run *r);
 int km_sp_verify_append(km_bench *b, km_sp_run *r, const int32_t *pos); /* the whole summary buffer, on the CPU */
 int km_sp_verify_score(km_bench *b, km_sp_run *r);
 int km_sp_verify_topk(km_bench *b, km_sp_run *r, km_enqueue_fn fn, int ascending);
+/* The fused select of every copy: scores and selection bitwise equal to km_sparse_score + km_sparse_topk
+ * on the same copy, the selection against the trusted rank rule, sequence 0 of copy 0 on the CPU, and
+ * the counters back at zero. */
+int km_sp_verify_select(km_bench *b, km_sp_run *r);
 int km_sp_verify_read(km_bench *b, km_sp_run *r, const int32_t *host_sel);
 int km_sp_verify_pipeline(km_bench *b, km_sp_run *r); /* the pipeline, its stages and the dense read */
 int km_sp_verify_dense(km_bench *b, km_sp_run *r);

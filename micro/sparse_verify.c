@@ -264,6 +264,51 @@ int km_sp_verify_topk(km_bench *b, km_sp_run *r, km_enqueue_fn fn, int ascending
   return km_check_done(&c, TOL_TOPK ", every rotated copy on the device, copy 0 on the CPU") ? 0 : -1;
 }
 
+/* The fused select against the two launches it replaces, on the same copy: scores and selection bitwise
+ * (the same fp32 sums, so the same choice, ties and all); then the trusted checks of both, as the score
+ * and top-k rows have them. The last check: the counters came back to zero after every launch. */
+int km_sp_verify_select(km_bench *b, km_sp_run *r) {
+  cudaStream_t st = km_bench_stream(b);
+  float *two_scores = dev_scratch(b, r->score_elems * 4), *t_scores = dev_scratch(b, r->score_elems * 4);
+  float *t_mag = dev_scratch(b, r->score_elems * 4);
+  int32_t *two_sel = dev_scratch(b, r->sel_elems * 4);
+  uint8_t *chosen = dev_scratch(b, r->score_elems);
+  km_check c;
+  if (!two_scores || !t_scores || !t_mag || !two_sel || !chosen || km_check_init(&c, b) != 0) return -1;
+  for (int copy = 0; copy < r->copies && km_bench_ok(b); ++copy) {
+    if (poison(b, r->scores, r->score_elems * 4) != 0 || poison(b, r->sel, r->sel_elems * 4) != 0 ||
+        poison(b, two_sel, r->sel_elems * 4) != 0)
+      return -1;
+    KM_CUDA_OR_FAIL(b, km_sp_select(r, copy, st));
+    KM_CUDA_OR_FAIL(b, km_sparse_score(r->query + copy * r->q_elems, r->summary + copy * r->sum_elems, two_scores,
+                                       r->s, st));
+    KM_CUDA_OR_FAIL(b, km_sparse_topk(&r->plan, two_scores, two_sel, r->topk_rows, r->pages, r->k, st));
+    km_check_device(&c, "score (against km_sparse_score)", r->scores, two_scores, r->score_elems, 4, 1, 0);
+    km_check_device(&c, "selection slot (against km_sparse_topk)", r->sel, two_sel, r->sel_elems, 4, 1, 0);
+    dev_scores(&c, r, copy, r->scores, t_scores, t_mag);
+    dev_selection(&c, r, r->scores, 1, chosen);
+    if (copy != 0) continue;
+    const size_t n = (size_t)r->s.kv_heads * r->pages;
+    uint16_t *sum = km_sp_to_host(b, r->summary, r->sum_elems / r->s.batch * 2);
+    uint16_t *q = km_sp_to_host(b, r->query, r->q_elems / r->s.batch * 2);
+    float *got = km_sp_to_host(b, r->scores, n * sizeof(float));
+    int32_t *sel = km_sp_to_host(b, r->sel, (size_t)r->s.kv_heads * r->k * sizeof(int32_t));
+    if (!sum || !q || !got || !sel) return -1;
+    cpu_scores(&c, r, q, sum, got);
+    cpu_topk(&c, got, sel, r->s.kv_heads, r->pages, r->k, 0);
+  }
+  uint32_t *counters = km_sp_to_host(b, r->counters, (size_t)r->topk_rows * sizeof(uint32_t));
+  if (!counters) return -1;
+  size_t left = 0;
+  for (int i = 0; i < r->topk_rows; ++i)
+    if (counters[i] != 0 && left++ < 10) km_bench_mismatch(b, "select counter of row %d left at %u, want 0", i, counters[i]);
+  km_check_add(&c, left, (size_t)r->topk_rows);
+  return km_check_done(&c, "scores and selection bitwise equal to km_sparse_score + km_sparse_topk; " TOL_SCORES "; " TOL_TOPK
+                           "; counters back at 0; " TOL_WHERE)
+             ? 0
+             : -1;
+}
+
 int km_sp_verify_read(km_bench *b, km_sp_run *r, const int32_t *host_sel) {
   uint16_t *tk = dev_scratch(b, r->out_elems * 2), *tv = dev_scratch(b, r->out_elems * 2);
   km_check c;

@@ -1,6 +1,8 @@
 /* GPU checks of the sparse (Quest) kernels against the CPU references: summaries and the append path,
  * scores, the radix top-k on hard rows (heavy ties, equal rows, odd page counts, k = 1 and k = pages,
  * 16,384 pages through opted-in shared memory), the CUB-sort baseline, the gather and the dense read;
+ * the fused score + top-k (km_sparse_select) bitwise equal to the two launches and to the CPU's top-k,
+ * launched twice on the same counters (each launch must leave them zero);
  * and the trusted kernels micro/sparse_verify.c checks whole timed outputs with: equal to the CPU
  * references, and their checks failing when one element of an output is changed. */
 #include <stdint.h>
@@ -283,6 +285,71 @@ done:
   free(h), free(sel), free(want);
 }
 
+/* Fused select on one shape: summaries random bf16 (levels 0), all zero (levels 1: every score +0 or -0,
+ * so the lowest pages) or from a few values (heavy ties). Checks scores and selection bitwise against
+ * km_sparse_score + km_sparse_topk, the scores against the CPU reference (tolerance), every row's
+ * selection against the CPU top-k of the GPU's scores, and the counters left at zero; twice, the second
+ * launch on poisoned outputs and the counters the first one left. */
+static void test_select(const km_sparse_plan *plan, km_sparse_shape s, int k, int levels) {
+  const int pages = (s.tokens + 15) / 16, rows = s.batch * s.kv_heads;
+  const size_t nsum = (size_t)rows * pages * 2 * s.head_dim, nq = (size_t)s.batch * s.q_heads * s.head_dim;
+  const size_t nsc = (size_t)rows * pages, nsel = (size_t)rows * k;
+  uint16_t *hs = malloc(nsum * 2), *hq = malloc(nq * 2);
+  float *sc_two = malloc(nsc * 4), *sc = malloc(nsc * 4), *want_sc = malloc(nsc * 4), *mag = malloc(nsc * 4);
+  int32_t *sel_two = malloc(nsel * 4), *sel = malloc(nsel * 4), *want = malloc((size_t)k * 4);
+  uint32_t *cnt = malloc((size_t)rows * 4);
+  uint16_t *ds = NULL, *dq = NULL;
+  float *dsc_two = NULL, *dsc = NULL;
+  int32_t *dsel_two = NULL, *dsel = NULL;
+  uint32_t *dcnt = NULL;
+  uint64_t st = (uint64_t)pages * 131 + (uint64_t)k * 7 + (uint64_t)levels;
+  KM_EXPECT(hs && hq && sc_two && sc && want_sc && mag && sel_two && sel && want && cnt);
+  for (size_t i = 0; i < nsum; ++i)
+    hs[i] = levels == 1 ? 0 : km_float_to_bf16(levels ? (float)(lcg(&st) % levels) - levels / 2 : gauss_ish(&st));
+  for (size_t i = 0; i < nq; ++i) hq[i] = km_float_to_bf16(levels > 1 ? (float)(lcg(&st) % 3) - 1.0f : gauss_ish(&st));
+  ds = upload(hs, nsum * 2), dq = upload(hq, nq * 2);
+  KM_EXPECT(ds && dq);
+  CHECK_CUDA(cudaMalloc((void **)&dsc_two, nsc * 4));
+  CHECK_CUDA(cudaMalloc((void **)&dsc, nsc * 4));
+  CHECK_CUDA(cudaMalloc((void **)&dsel_two, nsel * 4));
+  CHECK_CUDA(cudaMalloc((void **)&dsel, nsel * 4));
+  CHECK_CUDA(cudaMalloc((void **)&dcnt, (size_t)rows * 4));
+  CHECK_CUDA(cudaMemset(dcnt, 0, (size_t)rows * 4));
+  CHECK_CUDA(km_sparse_score(dq, ds, dsc_two, s, 0));
+  CHECK_CUDA(km_sparse_topk(plan, dsc_two, dsel_two, rows, pages, k, 0));
+  CHECK_CUDA(cudaMemcpy(sc_two, dsc_two, nsc * 4, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(sel_two, dsel_two, nsel * 4, cudaMemcpyDeviceToHost));
+  km_sparse_ref_score(hq, hs, want_sc, mag, s);
+  for (int run = 0; run < 2; ++run) {
+    CHECK_CUDA(cudaMemset(dsc, 0xff, nsc * 4));
+    CHECK_CUDA(cudaMemset(dsel, 0xff, nsel * 4));
+    CHECK_CUDA(km_sparse_select(plan, dq, ds, dsc, dcnt, dsel, s, k, 0));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(sc, dsc, nsc * 4, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(sel, dsel, nsel * 4, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(cnt, dcnt, (size_t)rows * 4, cudaMemcpyDeviceToHost));
+    KM_EXPECT_MSG(memcmp(sc, sc_two, nsc * 4) == 0, "select b%d t%d d%d g%d k%d run %d: scores differ from km_sparse_score",
+                  s.batch, s.tokens, s.head_dim, s.q_heads / s.kv_heads, k, run);
+    KM_EXPECT_MSG(memcmp(sel, sel_two, nsel * 4) == 0, "select b%d t%d d%d k%d run %d: selection differs from km_sparse_topk",
+                  s.batch, s.tokens, s.head_dim, k, run);
+    int bad_sc = 0, bad_sel = 0, left = 0;
+    for (size_t i = 0; i < nsc; ++i) bad_sc += !(fabsf(sc[i] - want_sc[i]) <= 1e-4f * mag[i]);
+    for (int r = 0; r < rows; ++r) {
+      KM_EXPECT(km_sparse_ref_topk_row(sc + (size_t)r * pages, pages, k, want) == 0);
+      bad_sel += memcmp(want, sel + (size_t)r * k, (size_t)k * 4) != 0;
+      left += cnt[r] != 0;
+    }
+    KM_EXPECT_MSG(bad_sc == 0 && bad_sel == 0 && left == 0,
+                  "select b%d t%d d%d k%d levels %d run %d: %d scores off the CPU, %d rows off the CPU top-k, %d counters "
+                  "not zero", s.batch, s.tokens, s.head_dim, k, levels, run, bad_sc, bad_sel, left);
+  }
+  km_diff d;
+  KM_EXPECT(selection_diff(dsc, dsel, rows, pages, k, 1, &d) == 0);
+done:
+  cudaFree(ds), cudaFree(dq), cudaFree(dsc_two), cudaFree(dsc), cudaFree(dsel_two), cudaFree(dsel), cudaFree(dcnt);
+  free(hs), free(hq), free(sc_two), free(sc), free(want_sc), free(mag), free(sel_two), free(sel), free(want), free(cnt);
+}
+
 int main(void) {
   if (!km_test_have_gpu()) return KM_TEST_SKIP;
   km_sparse_plan plan;
@@ -308,5 +375,27 @@ int main(void) {
   KM_EXPECT(km_sparse_topk(&plan, NULL, NULL, 1, 8, 9, 0) == cudaErrorInvalidValue);
   KM_EXPECT(km_sparse_topk(&plan, NULL, NULL, 1, plan.topk_max_pages + 1, 1, 0) == cudaErrorInvalidValue);
   KM_EXPECT(km_sparse_topk(NULL, NULL, NULL, 1, 8, 1, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(plan.select_max_pages >= 16384);
+  test_select(&plan, (km_sparse_shape){1, 32768, 8, 32, 128}, 128, 0);  /* the Quest b1 x 32K step: 8 rows */
+  test_select(&plan, (km_sparse_shape){16, 32768, 8, 32, 128}, 128, 0); /* b16: 128 rows */
+  test_select(&plan, (km_sparse_shape){1, 16 * 1003, 8, 32, 128}, 17, 0); /* pages % 128 != 0, % 4 != 0 */
+  test_select(&plan, (km_sparse_shape){2, 16 * 1000 + 5, 4, 4, 64}, 1, 0); /* group 1, partial page, k = 1 */
+  test_select(&plan, (km_sparse_shape){1, 16 * 300, 2, 16, 256}, 300, 0);  /* group 8, d 256, k = pages */
+  test_select(&plan, (km_sparse_shape){3, 4096, 2, 4, 128}, 50, 1);       /* every score zero: the lowest pages */
+  test_select(&plan, (km_sparse_shape){2, 8192, 4, 8, 64}, 128, 3);       /* heavy ties, group 2 */
+  test_select(&plan, (km_sparse_shape){1, 16 * 16384, 2, 8, 128}, 128, 0); /* 64 KB of keys: opted-in shared memory */
+  test_select(&plan, (km_sparse_shape){1, 16 * 5, 1, 1, 128}, 2, 0);       /* one CTA: it is its own last arriver */
+  {
+    const km_sparse_shape s = {1, 4096, 2, 4, 128};
+    uint32_t c = 0;
+    KM_EXPECT(km_sparse_select(&plan, NULL, NULL, NULL, NULL, NULL, s, 16, 0) == cudaErrorInvalidValue); /* no counters */
+    KM_EXPECT(km_sparse_select(&plan, NULL, NULL, NULL, &c, NULL, s, 257, 0) == cudaErrorInvalidValue);  /* k > pages */
+    KM_EXPECT(km_sparse_select(&plan, NULL, NULL, NULL, &c, NULL, s, 0, 0) == cudaErrorInvalidValue);
+    const km_sparse_shape g3 = {1, 4096, 2, 6, 128};
+    KM_EXPECT(km_sparse_select(&plan, NULL, NULL, NULL, &c, NULL, g3, 16, 0) == cudaErrorInvalidValue);  /* group 3 */
+    const km_sparse_shape big = {1, 16 * (plan.select_max_pages + 1), 1, 1, 128};
+    KM_EXPECT(km_sparse_select(&plan, NULL, NULL, NULL, &c, NULL, big, 1, 0) == cudaErrorInvalidValue);
+    KM_EXPECT(km_sparse_select(NULL, NULL, NULL, NULL, &c, NULL, s, 1, 0) == cudaErrorInvalidValue);
+  }
   return km_test_finish("gpu_sparse");
 }
