@@ -64,7 +64,7 @@ typedef struct km_quant_plan {
   int sms;
   int u3_quantize[3], u3_dequantize[3];
   int tq3_quantize[2][3], tq3_dequantize[2][3]; /* [is_v][head_dim] */
-  int tq3_rows_quantize[3][2][3];               /* [variant - KM_TQ3_ROWS64][is_v][head_dim] */
+  int tq3_rows_quantize[4][2][3];               /* [variant - KM_TQ3_ROWS64][is_v][head_dim] */
 } km_quant_plan;
 
 /* The TurboQuant quantize kernels (same codes and side data, bit for bit; reports/quant-notes.md has
@@ -76,14 +76,18 @@ typedef struct km_quant_plan {
  *                     into the first butterflies at compile time;
  *   KM_TQ3_ROWS_FOLD  v4: v3 with K's scale folded into per-row code thresholds (no multiply per
  *                     element); for V, which needs the scaled values for its residual, it is v3.
+ *   KM_TQ3_ROWS_LEAN  v5: v4 (K) / v3 (V) with the norm tree's first level as one FFMA per pair, the
+ *                     thresholds by a two-step search instead of three divisions, and the per-row square
+ *                     root and reciprocal without slow-path branches.
  * KM_TQ3_BEST is the one km_quant_tq3_quantize runs: the fastest measured for the head_dim and K or V
- * (v3 for K at 128, v2 otherwise; quant_3bit.cu has the figures). */
+ * (v2 except K at 128: v5 there, by its instruction count; quant_3bit.cu has the figures). */
 typedef enum km_tq3_variant {
   KM_TQ3_BEST = 0,
   KM_TQ3_LANES,
   KM_TQ3_ROWS64,
   KM_TQ3_ROWS,
   KM_TQ3_ROWS_FOLD,
+  KM_TQ3_ROWS_LEAN,
   KM_TQ3_VARIANT_COUNT
 } km_tq3_variant;
 

@@ -1,4 +1,4 @@
-// TurboQuant 3-bit quantize with the Walsh-Hadamard rotation in one thread's registers (variants v2-v4 of
+// TurboQuant 3-bit quantize with the Walsh-Hadamard rotation in one thread's registers (variants v2-v5 of
 // quant_3bit.h). A thread holds E = 64 or 128 consecutive elements of a row (head_dim / E threads per row):
 // the stages inside E are plain FADD butterflies, the ones above by shuffles between the row's threads.
 // Rows reach shared memory by coalesced 16-byte cp.async into a padded layout (row pitch 1 mod 8 chunks,
@@ -138,9 +138,54 @@ __device__ __forceinline__ float fold_threshold(float b, float inv) {
   return __uint_as_float(__float_as_uint(t0) + 1u);
 }
 
+// v5 (LEAN): the per-row scalar work without branches, so ptxas can schedule it among the rotation's FADDs
+// (the library's __fsqrt_rn / __fdiv_rn put their slow paths behind BSSY regions that nothing crosses).
+// sqrt: the fast path ptxas emits for __fsqrt_rn (MUFU.RSQ, 2 FMUL.FTZ, 2 FFMA), correctly rounded for
+// inputs in [2^-101, FLT_MAX]; s2 below 2^-100 (never negative: a sum of squares) is scaled by 2^100 first
+// and the root by 2^-50 after (both exact); 0 and inf are selected. Equal to __fsqrt_rn(s2) for s2 >= 0.
+__device__ __forceinline__ float sqrt_rn_nobranch(float s2) {
+  const bool small = s2 < 7.88860905e-31f;  // 2^-100
+  const float x = small ? __fmul_rn(s2, 1.26765060e30f) : s2;  // 2^100
+  float r, s, h;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  asm("mul.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(x), "f"(r));
+  asm("mul.ftz.f32 %0, %1, 0f3F000000;" : "=f"(h) : "f"(r));
+  const float e = __fmaf_rn(-s, s, x);
+  float root = __fmaf_rn(e, h, s);
+  if (small) root = __fmul_rn(root, 8.88178420e-16f);  // 2^-50
+  if (s2 == 0.0f) root = s2;
+  if (s2 == __int_as_float(0x7f800000)) root = s2;
+  return root;
+}
+
+// 1 / norm for norm = sqrt(s2) in [2^-74.5, 2^64) (s2 > 0 finite): the fast path ptxas emits for
+// __fdiv_rn(1, norm) (MUFU.RCP, 5 FFMA), correct to nearest wherever its FCHK passes, which this range of
+// divisors (quotients in [2^-64, 2^75], far from overflow and underflow) always does; 0 for s2 = 0 or inf,
+// as the reference.
+__device__ __forceinline__ float inv_rn_nobranch(float s2, float norm) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(norm));
+  const float e = __fmaf_rn(r, -norm, 1.0f);
+  const float r1 = __fmaf_rn(r, e, r);
+  const float rem = __fmaf_rn(r1, -norm, 1.0f);
+  const float q = __fmaf_rn(r1, rem, r1);
+  return s2 > 0.0f && s2 < __int_as_float(0x7f800000) ? q : 0.0f;
+}
+
+// fold_threshold without the division: T = the smallest float with fl(T * inv) >= b lies within
+// [c - 2, c + 1] steps of c = fl(b * norm) (checked exhaustively over every norm mantissa for the three
+// boundaries; the offset is scale-invariant, since norm, inv, c and T all move by the same power of two),
+// so a two-step binary search over those four candidates finds it. NaN where inv is 0, as fold_threshold.
+__device__ __forceinline__ float fold_threshold_near(float b, float norm, float inv) {
+  uint32_t t = __float_as_uint(__fmul_rn(b, norm)) - 2u;
+  if (!(__fmul_rn(__uint_as_float(t + 1u), inv) >= b)) t += 2u;
+  if (!(__fmul_rn(__uint_as_float(t), inv) >= b)) t += 1u;
+  return inv > 0.0f ? __uint_as_float(t) : __uint_as_float(0x7fc00000u);
+}
+
 // One thread's E elements of one row (thread h of TPR), from its chunks in shared memory; codes and side
 // data stored when `valid` (every thread of the warp runs it: the shuffles need them all).
-template <int D, int E, bool V, bool FOLD>
+template <int D, int E, bool V, bool FOLD, bool LEAN>
 __device__ __forceinline__ void quantize_part(const uint4 *__restrict__ mine, const Tables &tab, int h, bool valid,
                                               uint8_t *__restrict__ out, uint16_t *__restrict__ side, size_t row) {
   using G = Geo<D, E>;
@@ -161,6 +206,9 @@ __device__ __forceinline__ void quantize_part(const uint4 *__restrict__ mine, co
       float lo = __uint_as_float(w[i] << 16), hi = __uint_as_float(w[i] & 0xffff0000u);
       q[2 * i] = __fmul_rn(lo, lo);  // exact: a bf16 squared fits fp32 (the sign does not matter)
       q[2 * i + 1] = __fmul_rn(hi, hi);
+      // LEAN: the tree's first level as one FFMA: hi * hi is exact, so fma(hi, hi, lo * lo) rounds the
+      // same exact sum once, as __fadd_rn(q[2i], q[2i + 1]) does (the loop below then skips stride 1)
+      if (LEAN) q[2 * i] = __fmaf_rn(hi, hi, q[2 * i]);
       if (TPR == 1) {  // compile-time signs: negated operands of the first butterflies
         if (tq_negative(8 * k + 2 * i)) lo = -lo;
         if (tq_negative(8 * k + 2 * i + 1)) hi = -hi;
@@ -169,7 +217,7 @@ __device__ __forceinline__ void quantize_part(const uint4 *__restrict__ mine, co
       y[8 * k + 2 * i + 1] = hi;
     }
 #pragma unroll
-    for (int s = 1; s < 8; s <<= 1)
+    for (int s = LEAN ? 2 : 1; s < 8; s <<= 1)
 #pragma unroll
       for (int i = 0; i < 8; i += 2 * s) q[i] = __fadd_rn(q[i], q[i + s]);
     part[k] = q[0];
@@ -198,11 +246,11 @@ __device__ __forceinline__ void quantize_part(const uint4 *__restrict__ mine, co
 #pragma unroll
     for (int i = 0; i < E; ++i) y[i] = __fmaf_rn(y[i], sg, __shfl_xor_sync(kFull, y[i], m));
   }
-  const float norm = __fsqrt_rn(s2);
-  const float inv = s2 > 0.0f ? __fdiv_rn(1.0f, norm) : 0.0f;
-  const Step st1 = step_of(FOLD ? fold_threshold(KM_TQ_B1, inv) : KM_TQ_B1);
-  const Step st2 = step_of(FOLD ? fold_threshold(KM_TQ_B2, inv) : KM_TQ_B2);
-  const Step st3 = step_of(FOLD ? fold_threshold(KM_TQ_B3, inv) : KM_TQ_B3);
+  const float norm = LEAN ? sqrt_rn_nobranch(s2) : __fsqrt_rn(s2);
+  const float inv = LEAN ? inv_rn_nobranch(s2, norm) : s2 > 0.0f ? __fdiv_rn(1.0f, norm) : 0.0f;
+  const Step st1 = step_of(!FOLD ? KM_TQ_B1 : LEAN ? fold_threshold_near(KM_TQ_B1, norm, inv) : fold_threshold(KM_TQ_B1, inv));
+  const Step st2 = step_of(!FOLD ? KM_TQ_B2 : LEAN ? fold_threshold_near(KM_TQ_B2, norm, inv) : fold_threshold(KM_TQ_B2, inv));
+  const Step st3 = step_of(!FOLD ? KM_TQ_B3 : LEAN ? fold_threshold_near(KM_TQ_B3, norm, inv) : fold_threshold(KM_TQ_B3, inv));
   // codes: per chunk of 8, code = (4 + idx) ^ (sign ? 7 : 0), idx = [a >= B1] + [a >= B2] + [a >= B3].
   // The steps are 1.0f or 0.0f, so the integer sum of their bits is idx * 0x3f800000 = 127 idx 2^23
   // exactly (idx <= 3); shifted into field j it adds 127 idx 8^j, and one multiply by 127's inverse mod
@@ -273,7 +321,7 @@ constexpr int min_blocks() {
 }
 
 // Persistent blocks walk tiles of RPT rows: tile t + gridDim.x is fetched while tile t is quantized.
-template <int D, int E, bool V, bool FOLD>
+template <int D, int E, bool V, bool FOLD, bool LEAN>
 __global__ void __launch_bounds__(kThreads, min_blocks<E>())
     tq3_rows_quantize_kernel(const uint4 *__restrict__ src, uint8_t *__restrict__ codes, uint16_t *__restrict__ side,
                              size_t rows) {
@@ -295,50 +343,56 @@ __global__ void __launch_bounds__(kThreads, min_blocks<E>())
     cp_wait_all_but_one();
     __syncthreads();  // this tile's chunks (and, the first time, the tables) visible to every thread
     const size_t row = tile * G::RPT + rl;
-    quantize_part<D, E, V, FOLD>(stage + buf * G::STAGE + rl * G::P + h * G::O, tab, h, row < rows,
+    quantize_part<D, E, V, FOLD, LEAN>(stage + buf * G::STAGE + rl * G::P + h * G::O, tab, h, row < rows,
                                  codes + row * (3 * D / 8) + h * G::CODE_BYTES, side, row);
     __syncthreads();  // every thread done with this buffer before the next trip refills it
   }
 }
 
-template <int D, int E, bool V, bool FOLD>
+template <int D, int E, bool V, bool FOLD, bool LEAN>
 cudaError_t plan_one(int *per_sm) {
-  const auto k = tq3_rows_quantize_kernel<D, E, V, FOLD>;
+  const auto k = tq3_rows_quantize_kernel<D, E, V, FOLD, LEAN>;
   cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Geo<D, E>::SMEM);
   if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, k, kThreads, Geo<D, E>::SMEM);
   if (e == cudaSuccess && *per_sm < 1) *per_sm = 1;
   return e;
 }
 
-template <int D, int E, bool V, bool FOLD>
+template <int D, int E, bool V, bool FOLD, bool LEAN>
 void launch(int sms, int per_sm, const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, cudaStream_t s) {
   using G = Geo<D, E>;
   const size_t tiles = (rows + G::RPT - 1) / G::RPT, resident = (size_t)sms * (size_t)(per_sm > 0 ? per_sm : 1);
   const size_t blocks = tiles < resident ? tiles : resident;
-  tq3_rows_quantize_kernel<D, E, V, FOLD><<<(unsigned)(blocks > 0 ? blocks : 1), kThreads, G::SMEM, s>>>(
+  tq3_rows_quantize_kernel<D, E, V, FOLD, LEAN><<<(unsigned)(blocks > 0 ? blocks : 1), kThreads, G::SMEM, s>>>(
       reinterpret_cast<const uint4 *>(src), codes, side, rows);
 }
 
-// Elements per thread of a variant at head_dim D (index 0..2 = ROWS64, ROWS, ROWS_FOLD).
+// Variant index 0..3 = ROWS64, ROWS, ROWS_FOLD, ROWS_LEAN: elements per thread at head_dim D, whether K's
+// scale is folded into the thresholds (v4, v5), whether the lean per-row and norm steps are used (v5).
 template <int D>
 constexpr int elems(int vi) {
   return vi == 0 ? 64 : (D < 128 ? D : 128);
 }
+constexpr bool folds(int vi, bool v) { return (vi == 2 || vi == 3) && !v; }
+constexpr bool lean(int vi) { return vi == 3; }
 
 template <int D, int VI, bool V>
 cudaError_t plan_variant(km_quant_plan *p, int slot) {
-  constexpr int E = elems<D>(VI);
-  return plan_one<D, E, V, VI == 2 && !V>(&p->tq3_rows_quantize[VI][V ? 1 : 0][slot]);
+  return plan_one<D, elems<D>(VI), V, folds(VI, V), lean(VI)>(&p->tq3_rows_quantize[VI][V ? 1 : 0][slot]);
+}
+
+template <int D, int VI>
+cudaError_t plan_both(km_quant_plan *p, int slot) {
+  cudaError_t e = plan_variant<D, VI, false>(p, slot);
+  return e == cudaSuccess ? plan_variant<D, VI, true>(p, slot) : e;
 }
 
 template <int D>
 cudaError_t plan_dim(km_quant_plan *p, int slot) {
-  cudaError_t e = plan_variant<D, 0, false>(p, slot);
-  if (e == cudaSuccess) e = plan_variant<D, 0, true>(p, slot);
-  if (e == cudaSuccess) e = plan_variant<D, 1, false>(p, slot);
-  if (e == cudaSuccess) e = plan_variant<D, 1, true>(p, slot);
-  if (e == cudaSuccess) e = plan_variant<D, 2, false>(p, slot);
-  if (e == cudaSuccess) e = plan_variant<D, 2, true>(p, slot);
+  cudaError_t e = plan_both<D, 0>(p, slot);
+  if (e == cudaSuccess) e = plan_both<D, 1>(p, slot);
+  if (e == cudaSuccess) e = plan_both<D, 2>(p, slot);
+  if (e == cudaSuccess) e = plan_both<D, 3>(p, slot);
   return e;
 }
 
@@ -346,8 +400,11 @@ template <int D, int VI>
 void launch_variant(const km_quant_plan *p, int slot, const uint16_t *src, uint8_t *codes, uint16_t *side,
                     size_t rows, int is_v, cudaStream_t s) {
   constexpr int E = elems<D>(VI);
-  if (is_v) launch<D, E, true, false>(p->sms, p->tq3_rows_quantize[VI][1][slot], src, codes, side, rows, s);
-  else launch<D, E, false, VI == 2>(p->sms, p->tq3_rows_quantize[VI][0][slot], src, codes, side, rows, s);
+  if (is_v)
+    launch<D, E, true, folds(VI, true), lean(VI)>(p->sms, p->tq3_rows_quantize[VI][1][slot], src, codes, side, rows, s);
+  else
+    launch<D, E, false, folds(VI, false), lean(VI)>(p->sms, p->tq3_rows_quantize[VI][0][slot], src, codes, side, rows,
+                                                    s);
 }
 
 template <int D>
@@ -355,7 +412,8 @@ void launch_dim(const km_quant_plan *p, int vi, int slot, const uint16_t *src, u
                 size_t rows, int is_v, cudaStream_t s) {
   if (vi == 0) launch_variant<D, 0>(p, slot, src, codes, side, rows, is_v, s);
   else if (vi == 1) launch_variant<D, 1>(p, slot, src, codes, side, rows, is_v, s);
-  else launch_variant<D, 2>(p, slot, src, codes, side, rows, is_v, s);
+  else if (vi == 2) launch_variant<D, 2>(p, slot, src, codes, side, rows, is_v, s);
+  else launch_variant<D, 3>(p, slot, src, codes, side, rows, is_v, s);
 }
 
 }  // namespace
@@ -370,7 +428,11 @@ extern "C" cudaError_t km_tq3_rows_plan(km_quant_plan *plan) {
 extern "C" cudaError_t km_tq3_rows_quantize(const km_quant_plan *plan, km_tq3_variant variant, const uint16_t *src,
                                             uint8_t *codes, uint16_t *side, size_t rows, int head_dim, int is_v,
                                             cudaStream_t stream) {
-  const int vi = variant == KM_TQ3_ROWS64 ? 0 : variant == KM_TQ3_ROWS ? 1 : variant == KM_TQ3_ROWS_FOLD ? 2 : -1;
+  const int vi = variant == KM_TQ3_ROWS64     ? 0
+                 : variant == KM_TQ3_ROWS      ? 1
+                 : variant == KM_TQ3_ROWS_FOLD ? 2
+                 : variant == KM_TQ3_ROWS_LEAN ? 3
+                                               : -1;
   if (!plan || vi < 0 || rows == 0) return vi < 0 || !plan ? cudaErrorInvalidValue : cudaSuccess;
   if (head_dim == 64) launch_dim<64>(plan, vi, 0, src, codes, side, rows, is_v, stream);
   else if (head_dim == 128) launch_dim<128>(plan, vi, 1, src, codes, side, rows, is_v, stream);

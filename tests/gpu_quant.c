@@ -282,11 +282,12 @@ static void test_tq3_variant(const km_quant_plan *plan, km_tq3_variant var, size
   char what[112];
   snprintf(what, sizeof what, "turboquant %s v%d d%d t%zu h%d", is_v ? "V" : "K", (int)var, d, tokens, heads);
   uint16_t *x = make_input(rows, d, seed);
-  /* rows 1-4 (row 0 is all zeros): equal magnitudes with mixed signs (many rotated values exactly equal);
-   * huge values (the squares overflow: norm inf, scale 0); tiny ones (the squares underflow: norm 0); and
-   * small ones (a scale near 1e14) */
-  static const float scale[4] = {0.5f, 1e30f, 1e-30f, 1e-15f};
-  for (size_t r = 1; r < 5 && r < rows; ++r)
+  /* rows 1-6 (row 0 is all zeros): equal magnitudes with mixed signs (many rotated values exactly equal);
+   * huge values (the squares overflow: norm inf, scale 0); tiny ones (the squares underflow: norm 0); small
+   * ones (a scale near 1e14); and two where the sum of squares is under 2^-100 (v5's scaled square root),
+   * normal (1e-17) and subnormal (3e-21: the squares are subnormal too) */
+  static const float scale[6] = {0.5f, 1e30f, 1e-30f, 1e-15f, 1e-17f, 3e-21f};
+  for (size_t r = 1; r < 7 && r < rows; ++r)
     for (int i = 0; i < d; ++i) {
       const float m = r == 1 ? scale[0] : scale[r - 1] * (1.0f + (float)(i % 5) * 0.25f);
       x[r * d + i] = km_ref_f32_to_bf16((i * 7 % 3) ? m : -m);
