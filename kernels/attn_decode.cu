@@ -268,15 +268,22 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   }
   total_tiles *= s->num_kv_heads;
   // The CTA merge where the rows fit its shared memory (WARPS x rows x (head_dim + 1) floats, <= 33 KiB) and
-  // the shape does not ask for the separate pass; with the planner's chunk length, only where its rounded
-  // counts cost at most MERGE_SLACK tiles more than the plain ones (the pass it saves costs about that).
+  // the shape does not ask for the separate pass. With the planner's chunk length, only where every sequence
+  // has >= MERGE_MIN_CHUNKS chunks and the rounded counts cost at most MERGE_SLACK tiles more than the plain
+  // ones. H200 (db2a279, GQA 32:8 d128): the merge won at b1 x 32K (128 chunks: 42.8 vs 44.3 us) and b4 x
+  // 32K (32: 132.6 vs 134.2), tied for bf16 at b16 x 32K (8: 495.4 vs 496.0) and lost for fp8 per
+  // token-head there (12: 376.0 vs 364.2; a CTA's warps then read one KV head's slice of each token's scale
+  // sector instead of four). Below ~16 chunks the pass's few L2 rounds cost less than the fence and count.
   constexpr double MERGE_SLACK = 1.0;
+  constexpr int MERGE_MIN_CHUNKS = 16;
   bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
   if (chunk_tiles <= 0) {
     double plain_cost = 0, quad_cost = 0;
     chunk_tiles = pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, false, &plain_cost);
     const int quad_tiles = merge ? pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, true, &quad_cost) : 0;
     merge = quad_tiles > 0 && quad_cost <= plain_cost + MERGE_SLACK;
+    for (int b = 0; merge && b < batch; ++b)
+      merge = chunk_count(seq_tiles(s, context_lens[b], sparse_pages), quad_tiles, true) >= MERGE_MIN_CHUNKS;
     if (merge) chunk_tiles = quad_tiles;
   }
   p->shape = *s;

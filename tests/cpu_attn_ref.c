@@ -177,6 +177,12 @@ static void test_cta_merge_plan(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 4, four, 2048, 0, 0, 1056, err, sizeof err) == 0);
   KM_EXPECT_MSG(p.cta_merge && p.num_chunks * 8 <= 1056, "b4 x 32K: merge %d, %d chunks", p.cta_merge, p.num_chunks);
   km_attn_plan_free(&p);
+  /* 16 x 32K: 8 chunks per sequence, the separate pass (the merge pays from 16) */
+  int32_t sixteen[16];
+  for (int i = 0; i < 16; ++i) sixteen[i] = 32768;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 16, sixteen, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(p.split && !p.cta_merge);
+  km_attn_plan_free(&p);
   sh.combine = 1; /* the separate pass: one partial per chunk */
   KM_EXPECT(km_attn_plan_make(&q, &sh, 1, one, 2048, 0, 0, 1056, err, sizeof err) == 0);
   KM_EXPECT(q.split && !q.cta_merge);
