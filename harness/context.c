@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ceiling.h"
+#include "host_cpu.h"
 #include "nvml.h"
 #include "topo.h"
 
@@ -91,6 +92,9 @@ void km_context_print_banner(const km_gpu_info *g, struct km_nvml *nvml, const k
   } else {
     fprintf(out, "host     topology unavailable (hwloc could not load it)\n");
   }
+  km_host_cpu cpu;
+  km_host_cpu_query(&cpu);
+  fprintf(out, "cpu      %s, %.0f MHz, load %.2f (1 min) at start-up\n", cpu.model, cpu.mhz, cpu.load_1m);
 }
 
 cJSON *km_context_gpu_json(const km_gpu_info *g, struct km_nvml *nvml, const km_ceiling_report *ceilings) {
@@ -136,6 +140,11 @@ cJSON *km_context_host_json(struct km_topo *topo) {
   gethostname(host, sizeof host);
   cJSON_AddStringToObject(o, "hostname", host);
   cJSON_AddNumberToObject(o, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+  km_host_cpu cpu;
+  km_host_cpu_query(&cpu);
+  cJSON_AddStringToObject(o, "cpu_model", cpu.model);
+  cJSON_AddNumberToObject(o, "cpu_mhz", cpu.mhz);
+  cJSON_AddNumberToObject(o, "load_avg_1m", cpu.load_1m);
   if (topo) {
     km_topo_cpuset_string(topo, cpus, sizeof cpus);
     cJSON_AddNumberToObject(o, "numa_nodes", km_topo_numa_count(topo));

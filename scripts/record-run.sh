@@ -50,6 +50,8 @@ md="$runs/$name.md.tmp"
   echo "| NVML state when written | $(json "(lambda n: ('%d MHz SM / %d MHz memory, %d C, %.0f W, clock events %s' % (n['state_at_write']['sm_clock_mhz'], n['state_at_write']['memory_clock_mhz'], n['state_at_write']['temperature_c'], n['state_at_write']['power_w'], n['state_at_write']['clock_event_reasons'])) if n.get('available') else 'NVML unavailable: ' + n.get('reason', ''))(d['context']['gpu'].get('nvml', {}))") |"
   echo "| ceilings | $(json "'; '.join('%s %.0f GB/s (%s)' % (k, v['gbps'], v['method']) for k, v in d['context']['gpu'].get('ceilings', {}).items() if isinstance(v, dict) and v.get('gbps'))") |"
   echo "| host | $(json "'%d NUMA node(s), GPU node %d, cpuset %s, PCIe link %.2f GB/s (hwloc)' % (d['context']['host']['numa_nodes'], d['context']['host']['gpu_numa_node'], d['context']['host']['gpu_cpuset'], d['context']['host']['pcie_link_gbps'])") |"
+  # the host CPU (runs recorded before it was in the context say so)
+  echo "| host CPU | $(json "'%s, %.0f MHz, load %.2f (1 min) at start-up' % (d['context']['host']['cpu_model'], d['context']['host']['cpu_mhz'], d['context']['host']['load_avg_1m']) if 'cpu_model' in d['context']['host'] else 'not recorded (a run from before the context had it)'") |"
   echo
   echo "## What the call printed"
   echo
