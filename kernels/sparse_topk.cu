@@ -85,11 +85,11 @@ __global__ void append_kernel(const uint4 *keys, uint4 *summary, const int32_t *
 constexpr int kScoreThreads = 256;
 constexpr int kScoreUnroll = 4;  // pages per lane group in flight: 2 x 16-byte loads each
 
-template <int D, int WARPS = kScoreThreads / 32>
+template <int D, int WARPS = kScoreThreads / 32, int UNROLL = kScoreUnroll>
 struct score_geom {
   static constexpr int lanes_per_page = D / 8;  // each lane covers 8 dims (one 16-byte vector)
   static constexpr int pages_per_warp = 32 / lanes_per_page;
-  static constexpr int pages_per_cta = WARPS * pages_per_warp * kScoreUnroll;
+  static constexpr int pages_per_cta = WARPS * pages_per_warp * UNROLL;
 };
 
 template <int G>
@@ -111,13 +111,14 @@ __device__ __forceinline__ float score_part(const float (&qf)[G][8], uint4 mx, u
 
 // Scores of chunk `chunk` (pages_per_cta pages) of row `row`, by a CTA of WARPS warps. A group of D/8
 // lanes scores one page; a warp reads pages_per_warp neighbouring pages (contiguous summaries) per step,
-// kScoreUnroll steps in flight. Each page's sum depends only on its lane group (lane sub adds its 8 dims
+// UNROLL steps in flight. Each page's sum depends only on its lane group (lane sub adds its 8 dims
 // per group head in a fixed order, then the same butterfly), never on which warp or step took the page:
-// so the fused select, with twice the warps per CTA, writes bitwise the scores of score_kernel.
-template <int D, int G, int WARPS>
+// so the fused selects, with twice the warps per CTA (v1) or twice the steps in flight (v2 at few rows),
+// write bitwise the scores of score_kernel.
+template <int D, int G, int WARPS, int UNROLL = kScoreUnroll>
 __device__ __forceinline__ void score_chunk(const uint16_t *query, const uint4 *summary, float *scores, int kv_heads,
                                             int pages, int row, int chunk) {
-  using geom = score_geom<D, WARPS>;
+  using geom = score_geom<D, WARPS, UNROLL>;
   constexpr int vecs = D / 8;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int sub = lane % geom::lanes_per_page, slot = lane / geom::lanes_per_page;
@@ -137,17 +138,17 @@ __device__ __forceinline__ void score_chunk(const uint16_t *query, const uint4 *
   }
 
   const uint4 *rs = summary + (size_t)row * pages * 2 * vecs;
-  const int first = chunk * geom::pages_per_cta + warp * geom::pages_per_warp * kScoreUnroll;
-  uint4 mx[kScoreUnroll], mn[kScoreUnroll];
+  const int first = chunk * geom::pages_per_cta + warp * geom::pages_per_warp * UNROLL;
+  uint4 mx[UNROLL], mn[UNROLL];
 #pragma unroll
-  for (int u = 0; u < kScoreUnroll; ++u) {
+  for (int u = 0; u < UNROLL; ++u) {
     const int page = first + u * geom::pages_per_warp + slot;
     const bool in = page < pages;
     mx[u] = in ? rs[(size_t)page * 2 * vecs + sub] : make_uint4(0, 0, 0, 0);
     mn[u] = in ? rs[(size_t)page * 2 * vecs + vecs + sub] : make_uint4(0, 0, 0, 0);
   }
 #pragma unroll
-  for (int u = 0; u < kScoreUnroll; ++u) {
+  for (int u = 0; u < UNROLL; ++u) {
     const int page = first + u * geom::pages_per_warp + slot;
     float acc = score_part<G>(qf, mx[u], mn[u]);
     // Every lane takes part (out-of-range pages add zeros), so the full mask is exact.
@@ -580,6 +581,255 @@ int select_chunk_pages(int head_dim) {
   }
 }
 
+// ---------------------------------------------------------------- stages 2 + 3 fused, v2
+// The same contract as select_kernel (scores bitwise those of score_kernel, the same selection, the same
+// counters), reshaped after the measurements above:
+//  - scoring CTAs of 256 threads, as score_kernel's, and at UNROLL 4 exactly its geometry (d128: 64 pages
+//    per CTA, 32 CTAs per row of 2,048) and its occupancy (same register caps). At few rows (the grid at
+//    UNROLL 8 fits one CTA per SM: 8 rows x 2,048 pages at d128 is 128 CTAs) each thread keeps 8 pages,
+//    16 loads of 16 bytes, in flight instead of 4: the same bytes in flight per SM as v1 with half its
+//    threads, and half the arrivals on each counter;
+//  - the top-k tail of the last CTA keeps the row's keys in registers (thread t: pages t*KPT .. t*KPT +
+//    KPT-1, KPT = 8 up to 2,048 pages, 16 up to 4,096; the last page as kLastPageKey, so the select is
+//    for the k-th largest of all n keys and k = 1 needs no special case) and resolves the k-th key with a
+//    radix select of three digits (bits 31..21, 20..10, 9..0), each digit one histogram step on its own
+//    pre-zeroed shared counters and one __syncthreads: the boundary bin is then found by every warp on its
+//    own (chunk totals by __reduce_add_sync, a suffix scan over the chunk's 32 lanes), so nothing has to
+//    be broadcast. A digit whose boundary bin is taken whole (its count equals the keys still needed:
+//    random scores after the second digit) ends the select. The compaction is one block-wide exclusive
+//    scan of (keys above, keys equal) packed in one word, one more __syncthreads, and each thread writes
+//    its own selected pages in order. Four barriers after the arrival (three on random rows) against
+//    ~12 in topk_row, and no shared-memory copy of the keys.
+constexpr int kSelect2Threads = 256;
+constexpr int kSelect2Warps = kSelect2Threads / 32;
+constexpr int kSelect2MaxPages = 16 * kSelect2Threads;  // KPT 16: above this, v2 runs select_kernel
+constexpr int kDigit1 = 2048, kDigit2 = 2048, kDigit3 = 1024;  // bins of the three digits
+constexpr int kHistWords = kDigit1 + kDigit2 + kDigit3;
+
+struct alignas(16) select2_shared {
+  uint32_t hist[kHistWords];  // the three digits' counters, each used by one pass only (zeroed up front)
+  uint32_t warp_sum[kSelect2Warps];
+  uint32_t last;
+};
+
+// One digit of the register radix select: count the BITS-bit digit at `shift` of the keys that still
+// match `prefix` under `mask` into `hist` (zero, this pass's own), one shared atomic per distinct digit
+// per warp and key slot (lanes merged by __match_any_sync; a slot where no lane matches is skipped by the
+// whole warp, which is most slots after the first digit), then one barrier. Every warp then finds the
+// bin from the top holding the krem-th matching key on its own: bins in chunks of 128 (lane l: bins
+// 128c+4l .. 128c+4l+3, one conflict-free 16-byte read), chunk totals by __reduce_add_sync, the chunk
+// found by a uniform walk from the top, the lane by a suffix scan over the chunk, the bin by that lane.
+// Updates prefix, mask, krem (rank inside the bin) and count (keys in the bin), equal in every thread.
+template <int KPT, int BITS>
+__device__ __forceinline__ void reg_radix_pass(const uint32_t (&key)[KPT], int nv, int shift, uint32_t *hist,
+                                               uint32_t &prefix, uint32_t &mask, uint32_t &krem, uint32_t &count) {
+  constexpr int bins = 1 << BITS;
+  constexpr int chunks = bins / 128;
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int j = 0; j < KPT; ++j) {
+    const bool in = j < nv && (key[j] & mask) == prefix;
+    const unsigned act = __ballot_sync(kFull, in);
+    if (act == 0) continue;  // warp-uniform
+    if (in) {
+      const uint32_t d = (key[j] >> shift) & (uint32_t)(bins - 1);
+      const unsigned peers = __match_any_sync(act, d);
+      if (lane == __ffs(peers) - 1) atomicAdd(&hist[d], (uint32_t)__popc(peers));
+    }
+  }
+  __syncthreads();
+  uint32_t tot[chunks];
+#pragma unroll
+  for (int c = 0; c < chunks; ++c) {
+    const uint4 q = *reinterpret_cast<const uint4 *>(&hist[128 * c + 4 * lane]);
+    tot[c] = __reduce_add_sync(kFull, q.x + q.y + q.z + q.w);
+  }
+  uint32_t above = 0;  // matching keys in the chunks above the boundary chunk
+  int cb = 0;
+  bool found = false;
+#pragma unroll
+  for (int c = chunks - 1; c >= 0; --c) {
+    if (!found) {
+      if (above + tot[c] >= krem) {
+        cb = c;
+        found = true;
+      } else {
+        above += tot[c];
+      }
+    }
+  }
+  const uint4 q = *reinterpret_cast<const uint4 *>(&hist[128 * cb + 4 * lane]);
+  const uint32_t c4[4] = {q.w, q.z, q.y, q.x};  // descending bin order
+  const uint32_t sum = c4[0] + c4[1] + c4[2] + c4[3];
+  uint32_t incl = sum;  // this lane and the lanes above it (higher bins)
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const uint32_t v = __shfl_down_sync(kFull, incl, off);
+    if (lane + off < 32) incl += v;
+  }
+  const uint32_t excl = above + incl - sum;
+  const bool here = excl < krem && krem <= excl + sum;  // exactly one lane
+  const int src = __ffs(__ballot_sync(kFull, here)) - 1;
+  uint32_t digit = 0, rank = 0, cnt = 0;
+  if (here) {
+    uint32_t acc = excl;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (acc < krem && krem <= acc + c4[j]) {
+        digit = (uint32_t)(128 * cb + 4 * lane + 3 - j);
+        rank = krem - acc;
+        cnt = c4[j];
+      }
+      acc += c4[j];
+    }
+  }
+  digit = __shfl_sync(kFull, digit, src);
+  krem = __shfl_sync(kFull, rank, src);
+  count = __shfl_sync(kFull, cnt, src);
+  prefix |= digit << shift;
+  mask |= (uint32_t)(bins - 1) << shift;
+}
+
+// The row's select by the whole CTA (kSelect2Threads threads, n <= KPT * kSelect2Threads), keys in
+// registers: src = the row's n scores (written by this launch: read at L2), out = its k slots.
+template <int KPT>
+__device__ __forceinline__ void topk_row_regs(const float *src, int32_t *out, int n, int k, select2_shared &sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int base = (int)threadIdx.x * KPT;
+  const int nv = min(max(n - base, 0), KPT);  // this thread's pages
+  uint32_t key[KPT];
+  if ((n & 3) == 0) {  // rows start 16-byte aligned, nv is a multiple of 4: KPT/4 float4 loads, all in flight
+    const float4 *s4 = reinterpret_cast<const float4 *>(src + base);
+    float4 v[KPT / 4];
+#pragma unroll
+    for (int u = 0; u < KPT / 4; ++u) v[u] = 4 * u < nv ? __ldcg(s4 + u) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int u = 0; u < KPT / 4; ++u) {
+      key[4 * u] = score_key(v[u].x);
+      key[4 * u + 1] = score_key(v[u].y);
+      key[4 * u + 2] = score_key(v[u].z);
+      key[4 * u + 3] = score_key(v[u].w);
+    }
+  } else {
+    float f[KPT];
+#pragma unroll
+    for (int j = 0; j < KPT; ++j) f[j] = j < nv ? __ldcg(src + base + j) : 0.f;
+#pragma unroll
+    for (int j = 0; j < KPT; ++j) key[j] = score_key(f[j]);
+  }
+#pragma unroll
+  for (int j = 0; j < KPT; ++j)
+    if (base + j == n - 1) key[j] = kLastPageKey;  // static indices: the keys stay in registers
+  uint32_t prefix = 0, mask = 0, krem = (uint32_t)k, count = 0;
+  reg_radix_pass<KPT, 11>(key, nv, 21, sh.hist, prefix, mask, krem, count);
+  if (count != krem) reg_radix_pass<KPT, 11>(key, nv, 10, sh.hist + kDigit1, prefix, mask, krem, count);
+  if (count != krem) reg_radix_pass<KPT, 10>(key, nv, 0, sh.hist + kDigit1 + kDigit2, prefix, mask, krem, count);
+  // Selected: every key whose resolved bits are above the boundary, and the first krem equal to it (all
+  // of them when the select ended early, as then count == krem). Packed: above in bits 0..15, equal in
+  // 16..31 (each at most n <= 4,096, so no carry crosses).
+  uint32_t gt = 0, eq = 0;
+#pragma unroll
+  for (int j = 0; j < KPT; ++j) {
+    const uint32_t km = key[j] & mask;
+    gt += j < nv && km > prefix;
+    eq += j < nv && km == prefix;
+  }
+  const uint32_t packed = gt | eq << 16;
+  uint32_t incl = packed;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const uint32_t v = __shfl_up_sync(kFull, incl, off);
+    if (lane >= off) incl += v;
+  }
+  if (lane == 31) sh.warp_sum[warp] = incl;
+  __syncthreads();
+  uint32_t before = incl - packed;
+#pragma unroll
+  for (int w = 0; w < kSelect2Warps; ++w)
+    if (w < warp) before += sh.warp_sum[w];
+  uint32_t eq_run = before >> 16;
+  uint32_t pos = (before & 0xffffu) + min(eq_run, krem);
+#pragma unroll
+  for (int j = 0; j < KPT; ++j) {
+    const uint32_t km = key[j] & mask;
+    const bool is_eq = j < nv && km == prefix;
+    if ((j < nv && km > prefix) || (is_eq && eq_run < krem)) out[pos++] = base + j;
+    eq_run += is_eq;
+  }
+}
+
+// Grid: rows x chunks of score_geom<D, 8, UNROLL>::pages_per_cta pages. Register caps as score_kernel's
+// occupancy at UNROLL 4 (4 CTAs per SM, 3 at group 8); UNROLL 8 runs one CTA per SM.
+template <int D, int G, int UNROLL, int KPT>
+__global__ __launch_bounds__(kSelect2Threads, UNROLL >= 8 ? 1 : (G >= 8 ? 3 : 4)) void select2_kernel(
+    const uint16_t *query, const uint4 *summary, float *scores, uint32_t *counters, int32_t *selected, int kv_heads,
+    int pages, int chunks, int k) {
+  __shared__ select2_shared sh;
+  // Any CTA may turn out last: every one clears the counters (5 x 16-byte stores a thread) while its
+  // summary loads are in flight; the arrival barrier below orders them before the tail's atomics.
+  static_assert(kHistWords % (4 * kSelect2Threads) == 0, "whole 16-byte stores per thread");
+  uint4 *z = reinterpret_cast<uint4 *>(sh.hist);
+#pragma unroll
+  for (int i = 0; i < kHistWords / (4 * kSelect2Threads); ++i)
+    z[threadIdx.x + i * kSelect2Threads] = make_uint4(0, 0, 0, 0);
+  const int row = blockIdx.x / chunks;
+  score_chunk<D, G, kSelect2Warps, UNROLL>(query, summary, scores, kv_heads, pages, row, blockIdx.x % chunks);
+  // release / acquire on the row's counter exactly as select_kernel
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const bool last = atomicAdd(&counters[row], 1u) == (uint32_t)chunks - 1;
+    if (last) {
+      __threadfence();
+      counters[row] = 0;
+    }
+    sh.last = last;
+  }
+  __syncthreads();
+  if (!sh.last) return;  // block-uniform
+  topk_row_regs<KPT>(scores + (size_t)row * pages, selected + (size_t)row * k, pages, k, sh);
+}
+
+template <int D, int G>
+select_fn select2_for_dg(int unroll, int kpt) {
+  if (unroll == 8) return kpt == 8 ? select2_kernel<D, G, 8, 8> : select2_kernel<D, G, 8, 16>;
+  return kpt == 8 ? select2_kernel<D, G, 4, 8> : select2_kernel<D, G, 4, 16>;
+}
+
+template <int D>
+select_fn select2_for_d(int group, int unroll, int kpt) {
+  switch (group) {
+    case 1: return select2_for_dg<D, 1>(unroll, kpt);
+    case 2: return select2_for_dg<D, 2>(unroll, kpt);
+    case 4: return select2_for_dg<D, 4>(unroll, kpt);
+    case 8: return select2_for_dg<D, 8>(unroll, kpt);
+    default: return nullptr;
+  }
+}
+
+select_fn select2_for(int head_dim, int group, int unroll, int kpt) {
+  switch (head_dim) {
+    case 64: return select2_for_d<64>(group, unroll, kpt);
+    case 128: return select2_for_d<128>(group, unroll, kpt);
+    case 256: return select2_for_d<256>(group, unroll, kpt);
+    default: return nullptr;
+  }
+}
+
+template <int D>
+int select2_chunk_pages_d(int unroll) {
+  return unroll == 8 ? score_geom<D, kSelect2Warps, 8>::pages_per_cta : score_geom<D, kSelect2Warps, 4>::pages_per_cta;
+}
+
+int select2_chunk_pages(int head_dim, int unroll) {
+  switch (head_dim) {
+    case 64: return select2_chunk_pages_d<64>(unroll);
+    case 128: return select2_chunk_pages_d<128>(unroll);
+    case 256: return select2_chunk_pages_d<256>(unroll);
+    default: return 0;
+  }
+}
+
 // ---------------------------------------------------------------- stage 4: sparse read
 constexpr int kReadThreads = 256;
 constexpr int kReadUnroll = 8;  // 16-byte vectors per lane per tensor in flight (K and V: 16 loads)
@@ -766,20 +1016,40 @@ extern "C" cudaError_t km_sparse_topk(const km_sparse_plan *plan, const float *s
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t km_sparse_select(const km_sparse_plan *plan, const uint16_t *query, const uint16_t *summary,
-                                        float *scores, uint32_t *counters, int32_t *selected, km_sparse_shape s, int k,
-                                        cudaStream_t stream) {
+extern "C" cudaError_t km_sparse_select_v(const km_sparse_plan *plan, const uint16_t *query, const uint16_t *summary,
+                                          float *scores, uint32_t *counters, int32_t *selected, km_sparse_shape s,
+                                          int k, km_sparse_select_variant variant, cudaStream_t stream) {
   if (!plan || !shape_ok(s) || !counters) return cudaErrorInvalidValue;
+  if (variant != KM_SPARSE_SELECT_V1 && variant != KM_SPARSE_SELECT_V2) return cudaErrorInvalidValue;
   const int pages = page_count(s), group = s.q_heads / s.kv_heads;
   const select_fn fn = select_for(s.head_dim, group);
   if (!fn || k < 1 || k > pages || pages > plan->select_max_pages) return cudaErrorInvalidValue;
+  const long long rows = (long long)s.batch * s.kv_heads;
+  if (variant == KM_SPARSE_SELECT_V2 && pages <= kSelect2MaxPages) {
+    // 8 pages a lane group in flight where that grid still fits one CTA per SM, else score_kernel's 4
+    const int per8 = select2_chunk_pages(s.head_dim, 8);
+    const int unroll = rows * ((pages + per8 - 1) / per8) <= plan->sms ? 8 : 4;
+    const int per = select2_chunk_pages(s.head_dim, unroll), chunks = (pages + per - 1) / per;
+    const long long grid = rows * chunks;
+    if (grid > 0x7fffffffLL) return cudaErrorInvalidValue;
+    const select_fn fn2 = select2_for(s.head_dim, group, unroll, pages <= 8 * kSelect2Threads ? 8 : 16);
+    fn2<<<(unsigned)grid, kSelect2Threads, 0, stream>>>(query, reinterpret_cast<const uint4 *>(summary), scores,
+                                                       counters, selected, s.kv_heads, pages, chunks, k);
+    return cudaGetLastError();
+  }
   const int per = select_chunk_pages(s.head_dim), chunks = (pages + per - 1) / per;
-  const long long grid = (long long)s.batch * s.kv_heads * chunks;
+  const long long grid = rows * chunks;
   if (grid > 0x7fffffffLL) return cudaErrorInvalidValue;
   // shared memory past the default 48 KiB was opted into once, by km_sparse_plan_make
   fn<<<(unsigned)grid, kTopkThreads, (size_t)pages * sizeof(uint32_t), stream>>>(
       query, reinterpret_cast<const uint4 *>(summary), scores, counters, selected, s.kv_heads, pages, chunks, k);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_sparse_select(const km_sparse_plan *plan, const uint16_t *query, const uint16_t *summary,
+                                        float *scores, uint32_t *counters, int32_t *selected, km_sparse_shape s, int k,
+                                        cudaStream_t stream) {
+  return km_sparse_select_v(plan, query, summary, scores, counters, selected, s, k, KM_SPARSE_SELECT_V1, stream);
 }
 
 extern "C" cudaError_t km_sparse_read(const uint16_t *keys, const uint16_t *values, const int32_t *selected, int k,

@@ -84,6 +84,25 @@ cudaError_t km_sparse_select(const km_sparse_plan *plan, const uint16_t *query, 
                              float *scores, uint32_t *counters, int32_t *selected, km_sparse_shape s, int k,
                              cudaStream_t stream);
 
+/* Which fused select km_sparse_select_v runs. Both write the same scores and the same selection (bitwise
+ * those of km_sparse_score + km_sparse_topk) and use `counters` the same way, so they may share one buffer.
+ *   V1: the kernel km_sparse_select runs (512-thread CTAs; the row's top-k from shared memory).
+ *   V2: 256-thread scoring CTAs shaped as km_sparse_score's (8 pages per lane group in flight instead of
+ *       4 when that grid fits one CTA per SM), and a top-k tail with the row's keys in registers (three
+ *       11/11/10-bit radix digits, one barrier each, then a block-wide prefix sum for the compaction).
+ *       The register tail takes rows of up to 4,096 pages; longer rows (up to plan->select_max_pages)
+ *       run V1. Not yet timed on a GPU: see reports/sparse-notes.md. */
+typedef enum km_sparse_select_variant {
+  KM_SPARSE_SELECT_V1 = 0,
+  KM_SPARSE_SELECT_V2 = 1
+} km_sparse_select_variant;
+
+/* km_sparse_select with the variant named (km_sparse_select is this with KM_SPARSE_SELECT_V1). The same
+ * arguments and limits; an unknown variant is cudaErrorInvalidValue. */
+cudaError_t km_sparse_select_v(const km_sparse_plan *plan, const uint16_t *query, const uint16_t *summary,
+                               float *scores, uint32_t *counters, int32_t *selected, km_sparse_shape s, int k,
+                               km_sparse_select_variant variant, cudaStream_t stream);
+
 /* Gather the k selected pages of each (sequence, KV head) row, K and V, into contiguous outputs.
  * Needs tokens % 16 == 0 (whole pages). */
 cudaError_t km_sparse_read(const uint16_t *keys, const uint16_t *values, const int32_t *selected, int k,

@@ -41,6 +41,7 @@ typedef struct sparse_params {
   int budget;  /* tokens selected per (sequence, KV head): k = budget / 16 pages */
   int batch;
   int rows, pages, k; /* top-k rows only */
+  km_sparse_select_variant variant; /* select rows only (V1 when left out) */
 } sparse_params;
 
 /* ------------------------------------------------------------------ setup */
@@ -230,9 +231,11 @@ static void run_select(km_bench *b, const sparse_params *p) {
     km_bench_skip(b, "%d rows is not a whole number of sequences of %d KV heads", p->rows, heads);
     return;
   }
-  const sparse_params derived = {p->kind, p->pages * PAGE, p->k * PAGE, p->rows / heads, p->rows, p->pages, p->k};
+  const sparse_params derived = {p->kind, p->pages * PAGE, p->k * PAGE, p->rows / heads, p->rows, p->pages, p->k,
+                                 p->variant};
   km_sp_run r;
   if (prepare(b, &derived, &r) != 0) return;
+  r.select_variant = p->variant;
   if (p->pages > r.plan.select_max_pages) {
     km_bench_skip(b, "%d pages exceed the %d a CTA's shared memory holds", p->pages, r.plan.select_max_pages);
     return;
@@ -396,6 +399,10 @@ static void run_sparse(km_bench *b, const void *params) {
   {"sparse/select/r" #r "/p" #p "/k" #k, "sparse_read",                                                     \
    "page scores + radix-select top-k in one launch (the last CTA of a row selects)", run_sparse,             \
    PARAMS(SP_SELECT, 0, 0, 0, r, p, k), fl, NULL, NULL} /* no sweep series: two points fit nothing */
+#define SELECT_V2(r, p, k, fl)                                                                              \
+  {"sparse/select/r" #r "/p" #p "/k" #k "/v2", "sparse_read",                                               \
+   "score + top-k in one launch, v2: 256-thread scoring CTAs, the last one's top-k on keys in registers",    \
+   run_sparse, (&(const sparse_params){SP_SELECT, 0, 0, 0, r, p, k, KM_SPARSE_SELECT_V2}), fl, NULL, NULL}
 #define CUB(r, p, k, fl)                                                                                    \
   {"baseline/sparse/cub_sort_topk/r" #r "/p" #p "/k" #k, "sparse_read",                                     \
    "cub::DeviceSegmentedRadixSort descending, then the first k", run_sparse,                                \
@@ -434,6 +441,9 @@ static const km_case sparse_cases[] = {
     /* score + top-k fused: batch 1 (8 rows) and batch 16 at 32K, the Quest decode step's selection */
     SELECT(8, 2048, 128, 0),
     SELECT(128, 2048, 128, 0),
+    /* the same two with km_sparse_select_v's V2 (256-thread CTAs, register top-k tail): not yet run on a GPU */
+    SELECT_V2(8, 2048, 128, 0),
+    SELECT_V2(128, 2048, 128, 0),
     /* the sort baseline at every page count of the k = 128 sweeps, so each is a line beside the top-k's */
     CUB(32, 256, 16, KM_CASE_QUICK),
     CUB(512, 2048, 128, 0),

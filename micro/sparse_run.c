@@ -30,8 +30,8 @@ cudaError_t km_sp_topk(void *arg, int rep, cudaStream_t st) {
 cudaError_t km_sp_select(void *arg, int rep, cudaStream_t st) {
   km_sp_run *r = arg;
   const int c = rep % r->copies;
-  return km_sparse_select(&r->plan, r->query + c * r->q_elems, r->summary + c * r->sum_elems, r->scores, r->counters,
-                          r->sel, r->s, r->k, st);
+  return km_sparse_select_v(&r->plan, r->query + c * r->q_elems, r->summary + c * r->sum_elems, r->scores, r->counters,
+                            r->sel, r->s, r->k, r->select_variant, st);
 }
 
 cudaError_t km_sp_score_topk(void *arg, int rep, cudaStream_t st) {

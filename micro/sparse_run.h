@@ -27,6 +27,7 @@ typedef struct km_sp_run {
   int32_t *sel, *pos;
   uint32_t *partials;
   uint32_t *counters;  /* km_sparse_select's per-row arrival counters: zeroed once at setup, left zero by each launch */
+  km_sparse_select_variant select_variant; /* which fused select km_sp_select runs (V1 unless a row asks) */
   void *scratch;
 } km_sp_run;
 

@@ -1,8 +1,9 @@
 /* GPU checks of the sparse (Quest) kernels against the CPU references: summaries and the append path,
  * scores, the radix top-k on hard rows (heavy ties, equal rows, odd page counts, k = 1 and k = pages,
  * 16,384 pages through opted-in shared memory), the CUB-sort baseline, the gather and the dense read;
- * the fused score + top-k (km_sparse_select) bitwise equal to the two launches and to the CPU's top-k,
- * launched twice on the same counters (each launch must leave them zero);
+ * the fused score + top-k (km_sparse_select and km_sparse_select_v's V2) bitwise equal to the two
+ * launches and to the CPU's top-k, each launched twice on the same counters (each launch must leave them
+ * zero);
  * and the trusted kernels micro/sparse_verify.c checks whole timed outputs with: equal to the CPU
  * references, and their checks failing when one element of an output is changed. */
 #include <stdint.h>
@@ -288,8 +289,9 @@ done:
 /* Fused select on one shape: summaries random bf16 (levels 0), all zero (levels 1: every score +0 or -0,
  * so the lowest pages) or from a few values (heavy ties). Checks scores and selection bitwise against
  * km_sparse_score + km_sparse_topk, the scores against the CPU reference (tolerance), every row's
- * selection against the CPU top-k of the GPU's scores, and the counters left at zero; twice, the second
- * launch on poisoned outputs and the counters the first one left. */
+ * selection against the CPU top-k of the GPU's scores, and the counters left at zero; twice per variant
+ * (V1, the default km_sparse_select, then V2 through km_sparse_select_v), each launch on poisoned outputs
+ * and the counters the one before left. */
 static void test_select(const km_sparse_plan *plan, km_sparse_shape s, int k, int levels) {
   const int pages = (s.tokens + 15) / 16, rows = s.batch * s.kv_heads;
   const size_t nsum = (size_t)rows * pages * 2 * s.head_dim, nq = (size_t)s.batch * s.q_heads * s.head_dim;
@@ -320,18 +322,22 @@ static void test_select(const km_sparse_plan *plan, km_sparse_shape s, int k, in
   CHECK_CUDA(cudaMemcpy(sc_two, dsc_two, nsc * 4, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(sel_two, dsel_two, nsel * 4, cudaMemcpyDeviceToHost));
   km_sparse_ref_score(hq, hs, want_sc, mag, s);
-  for (int run = 0; run < 2; ++run) {
+  for (int run = 0; run < 4; ++run) {
+    const int v2 = run >= 2;
     CHECK_CUDA(cudaMemset(dsc, 0xff, nsc * 4));
     CHECK_CUDA(cudaMemset(dsel, 0xff, nsel * 4));
-    CHECK_CUDA(km_sparse_select(plan, dq, ds, dsc, dcnt, dsel, s, k, 0));
+    if (v2) CHECK_CUDA(km_sparse_select_v(plan, dq, ds, dsc, dcnt, dsel, s, k, KM_SPARSE_SELECT_V2, 0));
+    else CHECK_CUDA(km_sparse_select(plan, dq, ds, dsc, dcnt, dsel, s, k, 0));
     CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaMemcpy(sc, dsc, nsc * 4, cudaMemcpyDeviceToHost));
     CHECK_CUDA(cudaMemcpy(sel, dsel, nsel * 4, cudaMemcpyDeviceToHost));
     CHECK_CUDA(cudaMemcpy(cnt, dcnt, (size_t)rows * 4, cudaMemcpyDeviceToHost));
-    KM_EXPECT_MSG(memcmp(sc, sc_two, nsc * 4) == 0, "select b%d t%d d%d g%d k%d run %d: scores differ from km_sparse_score",
-                  s.batch, s.tokens, s.head_dim, s.q_heads / s.kv_heads, k, run);
-    KM_EXPECT_MSG(memcmp(sel, sel_two, nsel * 4) == 0, "select b%d t%d d%d k%d run %d: selection differs from km_sparse_topk",
-                  s.batch, s.tokens, s.head_dim, k, run);
+    KM_EXPECT_MSG(memcmp(sc, sc_two, nsc * 4) == 0,
+                  "select v%d b%d t%d d%d g%d k%d run %d: scores differ from km_sparse_score", 1 + v2, s.batch,
+                  s.tokens, s.head_dim, s.q_heads / s.kv_heads, k, run);
+    KM_EXPECT_MSG(memcmp(sel, sel_two, nsel * 4) == 0,
+                  "select v%d b%d t%d d%d k%d run %d: selection differs from km_sparse_topk", 1 + v2, s.batch,
+                  s.tokens, s.head_dim, k, run);
     int bad_sc = 0, bad_sel = 0, left = 0;
     for (size_t i = 0; i < nsc; ++i) bad_sc += !(fabsf(sc[i] - want_sc[i]) <= 1e-4f * mag[i]);
     for (int r = 0; r < rows; ++r) {
@@ -340,8 +346,8 @@ static void test_select(const km_sparse_plan *plan, km_sparse_shape s, int k, in
       left += cnt[r] != 0;
     }
     KM_EXPECT_MSG(bad_sc == 0 && bad_sel == 0 && left == 0,
-                  "select b%d t%d d%d k%d levels %d run %d: %d scores off the CPU, %d rows off the CPU top-k, %d counters "
-                  "not zero", s.batch, s.tokens, s.head_dim, k, levels, run, bad_sc, bad_sel, left);
+                  "select v%d b%d t%d d%d k%d levels %d run %d: %d scores off the CPU, %d rows off the CPU top-k, %d "
+                  "counters not zero", 1 + v2, s.batch, s.tokens, s.head_dim, k, levels, run, bad_sc, bad_sel, left);
   }
   km_diff d;
   KM_EXPECT(selection_diff(dsc, dsel, rows, pages, k, 1, &d) == 0);
@@ -385,6 +391,13 @@ int main(void) {
   test_select(&plan, (km_sparse_shape){2, 8192, 4, 8, 64}, 128, 3);       /* heavy ties, group 2 */
   test_select(&plan, (km_sparse_shape){1, 16 * 16384, 2, 8, 128}, 128, 0); /* 64 KB of keys: opted-in shared memory */
   test_select(&plan, (km_sparse_shape){1, 16 * 5, 1, 1, 128}, 2, 0);       /* one CTA: it is its own last arriver */
+  /* V2's register tail at 16 keys a thread (2,048 < pages <= 4,096) and at its edges; the shapes above run
+   * it at 8 (pages <= 2,048), and at 16,384 pages V2 falls back to V1. */
+  test_select(&plan, (km_sparse_shape){1, 16 * 4096, 8, 32, 128}, 128, 0); /* 4,096 pages: every key slot used */
+  test_select(&plan, (km_sparse_shape){2, 16 * 3001, 2, 4, 64}, 300, 0);   /* odd pages: scalar loads, KPT 16 */
+  test_select(&plan, (km_sparse_shape){1, 16 * 2049, 4, 16, 128}, 2049, 3); /* k = pages, heavy ties, KPT 16 */
+  test_select(&plan, (km_sparse_shape){1, 16 * 4097, 2, 8, 128}, 64, 0);   /* one past the tail: V2 runs V1 */
+  test_select(&plan, (km_sparse_shape){4, 16 * 2048, 8, 32, 128}, 1, 1);   /* k = 1 on all-zero scores */
   {
     const km_sparse_shape s = {1, 4096, 2, 4, 128};
     uint32_t c = 0;
@@ -396,6 +409,16 @@ int main(void) {
     const km_sparse_shape big = {1, 16 * (plan.select_max_pages + 1), 1, 1, 128};
     KM_EXPECT(km_sparse_select(&plan, NULL, NULL, NULL, &c, NULL, big, 1, 0) == cudaErrorInvalidValue);
     KM_EXPECT(km_sparse_select(NULL, NULL, NULL, NULL, &c, NULL, s, 1, 0) == cudaErrorInvalidValue);
+    KM_EXPECT(km_sparse_select_v(&plan, NULL, NULL, NULL, &c, NULL, s, 16, (km_sparse_select_variant)2, 0) ==
+              cudaErrorInvalidValue); /* no such variant */
+    KM_EXPECT(km_sparse_select_v(&plan, NULL, NULL, NULL, NULL, NULL, s, 16, KM_SPARSE_SELECT_V2, 0) ==
+              cudaErrorInvalidValue);
+    KM_EXPECT(km_sparse_select_v(&plan, NULL, NULL, NULL, &c, NULL, s, 257, KM_SPARSE_SELECT_V2, 0) ==
+              cudaErrorInvalidValue);
+    KM_EXPECT(km_sparse_select_v(&plan, NULL, NULL, NULL, &c, NULL, g3, 16, KM_SPARSE_SELECT_V2, 0) ==
+              cudaErrorInvalidValue);
+    KM_EXPECT(km_sparse_select_v(&plan, NULL, NULL, NULL, &c, NULL, big, 1, KM_SPARSE_SELECT_V2, 0) ==
+              cudaErrorInvalidValue);
   }
   return km_test_finish("gpu_sparse");
 }
