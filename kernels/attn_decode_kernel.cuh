@@ -431,18 +431,32 @@ struct Item {
   }
 };
 
+// Value x of lane 4 gs + (this lane's c): shfl.idx with segment mask 3, so the source lane's low two bits are
+// the caller's and the rest the immediate 4 gs (no lane index register).
+template <int GS>
+__device__ __forceinline__ float shfl_same_c(float x) {
+  float r;
+  asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x31f, 0xffffffff;\n" : "=f"(r) : "f"(x), "n"(4 * GS));
+  return r;
+}
+
 // Tile source 1 (KM_ATTN_PIPE_REGISTERS): K and V straight from global memory into each thread's fragment
 // registers, PF tiles in flight: slot u holds tile i0 + u while the loop works through the ring, and is
 // refilled with tile i0 + u + PF as soon as its K (then its V) has been consumed. Per-token scales travel
-// with their tile's K.
-template <typename T>
+// with their tile's K: each thread loads its own 4 + 4 (SL 0), or (SL 1, fp8) lane (g, c) loads the one scale
+// value g of column c of the tile, i.e. K (g < 4) or V of token 8 (g / 2 % 2) + 2c + g % 2, and the threads
+// take their 4 + 4 from the lanes of their c with shuffles when the tile is computed on.
+template <typename T, int SL = 0>
 struct RegSource {
+  static_assert(!SL || T::FP8, "one scale load per lane: fp8 per token-head");
   static constexpr int N = T::PF;
   Row<T::KBYTES> kr[N][2];
   Row<T::VBYTES> vr[N][4];
   long long row[N];
   int tile[N];
-  float ksc[N][2][2], vsc[N][2][2];
+  float ksc[N][2][2], vsc[N][2][2];  // SL 0
+  float lsc[N];                      // SL 1: this lane's scale of the slot's tile
+  const float *lsrc;                 // SL 1: this lane's scale of a tile at pool row 0
 
   __device__ __forceinline__ void load_k(Item &it, int u) {
     const char *base = it.p->k + it.head_row(row[u], T::RB) + it.c * T::KBYTES;
@@ -450,7 +464,9 @@ struct RegSource {
     load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
     // per-token scales of the thread's four tokens: fp8 per token-head, or TurboQuant's norms / head_dim
     // (scores and P carry them: the rotation has no scale)
-    if constexpr (T::FP8 || T::TQ) {
+    if constexpr (SL) {
+      if (it.p->per_token) lsc[u] = __ldg(lsrc + (size_t)row[u] * it.p->kv_heads);
+    } else if constexpr (T::FP8 || T::TQ) {
       if (T::TQ || it.p->per_token) {
 #pragma unroll
         for (int t = 0; t < 2; ++t)
@@ -475,6 +491,10 @@ struct RegSource {
       load_row(vr[u][w], base + (size_t)(2 * it.c + (w & 1) + 8 * (w >> 1)) * it.row_stride);
   }
   __device__ __forceinline__ void start(Item &it) {
+    if constexpr (SL) {
+      const int tok = 8 * ((it.g >> 1) & 1) + 2 * it.c + (it.g & 1);
+      lsrc = (it.g < 4 ? it.p->k_scale : it.p->v_scale) + (size_t)tok * it.p->kv_heads + it.kvh;
+    }
 #pragma unroll
     for (int u = 0; u < N; ++u)
       if (it.tb + u < it.te) {
@@ -487,13 +507,22 @@ struct RegSource {
   __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
   __device__ __forceinline__ void k_row(Item &, int u, int t, Row<T::KBYTES> &r) const { r = kr[u][t]; }
   __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
+    if constexpr (SL) {
+      // the values SL 0 loads: K's scales, V's scales x VSF
+      const float x = lsc[u];
+      k[0][0] = shfl_same_c<0>(x), k[0][1] = shfl_same_c<1>(x);
+      k[1][0] = shfl_same_c<2>(x), k[1][1] = shfl_same_c<3>(x);
+      v[0][0] = shfl_same_c<4>(x) * T::VSF, v[0][1] = shfl_same_c<5>(x) * T::VSF;
+      v[1][0] = shfl_same_c<6>(x) * T::VSF, v[1][1] = shfl_same_c<7>(x) * T::VSF;
+    } else {
 #pragma unroll
-    for (int t = 0; t < 2; ++t)
+      for (int t = 0; t < 2; ++t)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        k[t][e] = ksc[u][t][e];
-        v[t][e] = vsc[u][t][e];
-      }
+        for (int e = 0; e < 2; ++e) {
+          k[t][e] = ksc[u][t][e];
+          v[t][e] = vsc[u][t][e];
+        }
+    }
   }
   // K of tile i is consumed: the slot's next tile's K is in flight during the softmax
   __device__ __forceinline__ void after_s(Item &it, int i, int u) {
@@ -661,13 +690,16 @@ __device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int 
 // UW: uniform 3-bit only, 1 unpacks codes two at a time from 16-bit windows (u3_unpack.h): K's pairs are
 // codes (i, i + 16) of a group, taken in KM_U3_K_PAIR's order, and the query's fragment takes its dims in
 // that order.
+// SL: fp8 and the register pipeline only, 1 loads a tile's per-token scales once, one per lane, and
+// shuffles them to the threads that use them (RegSource); the same values multiply the same products.
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0>
+          int UW = 0, int SL = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
   static_assert(!OT || (T::HALVES == 1 && PIPE == KM_ATTN_PIPE_REGISTERS), "O^T: <= 8 rows, register pipeline");
   static_assert(!UW || T::U3, "16-bit window unpacking: uniform 3-bit");
+  static_assert(!SL || (T::FP8 && PIPE == KM_ATTN_PIPE_REGISTERS), "one scale load per lane: fp8, register pipeline");
   constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -775,7 +807,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   Item it{&p, p.table + (size_t)seq * p.mbps,
           p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr,
           (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0};
-  using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T>>::type;
+  using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T, SL>>::type;
   Source src;
   if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
     src.ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
@@ -1144,10 +1176,10 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0>
+          int UW = 0, int SL = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -1172,22 +1204,25 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
                      : Kern{nullptr, 0};
 }
 
-// One listed variant of format KV; the window unpacking exists for uniform 3-bit only.
-template <int KV, int PF, int O, int CT, int UW>
+// One listed variant of format KV; the window unpacking exists for uniform 3-bit only, the one scale load
+// per lane for fp8 e4m3 only.
+template <int KV, int PF, int O, int CT, int UW, int SL>
 Kern variant_kern() {
-  if constexpr (UW && KV != KM_ATTN_U3)
+  if constexpr ((UW && KV != KM_ATTN_U3) || (SL && KV != KM_ATTN_FP8_E4M3))
     return Kern{nullptr, 0};
   else
-    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW>();
+    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL>();
 }
-// The depth / accumulator / occupancy / unpacking variants of a format (head_dim 128, <= 8 rows, register
-// pipeline): prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the default cap,
-// KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM, unpack 1 for 3-bit codes from 16-bit windows; {nullptr, 0} for a
-// combination without one (KM_ATTN_VARIANTS lists them).
+// The depth / accumulator / occupancy / unpacking / scale-load variants of a format (head_dim 128, <= 8 rows,
+// register pipeline): prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the
+// default cap, KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM, unpack 1 for 3-bit codes from 16-bit windows,
+// scale_load 1 for fp8's per-token scales loaded once per tile; {nullptr, 0} for a combination without one
+// (KM_ATTN_VARIANTS lists them).
 template <int KV>
-Kern kernel_variant(int prefetch, int ot, int ctas, int unpack) {
-#define KM_ATTN_VARIANT_KERN(pf, o, ct, uw) \
-  if (prefetch == pf && ot == o && ctas == ct && unpack == uw) return variant_kern<KV, pf, o, ct, uw>();
+Kern kernel_variant(int prefetch, int ot, int ctas, int unpack, int scale_load) {
+#define KM_ATTN_VARIANT_KERN(pf, o, ct, uw, sl)                                      \
+  if (prefetch == pf && ot == o && ctas == ct && unpack == uw && scale_load == sl) \
+    return variant_kern<KV, pf, o, ct, uw, sl>();
   KM_ATTN_VARIANTS(KM_ATTN_VARIANT_KERN)
 #undef KM_ATTN_VARIANT_KERN
   return Kern{nullptr, 0};
@@ -1212,11 +1247,11 @@ Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
   }
 }
 
-// A shape's variant (prefetch, otrans, ctas, unpack) or paired-tile kernel of format KV.
-inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas || s.unpack; }
+// A shape's variant (prefetch, otrans, ctas, unpack, scale_load) or paired-tile kernel of format KV.
+inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas || s.unpack || s.scale_load; }
 template <int KV>
 Kern kernel_variant_or_paired(const km_attn_shape &s) {
-  return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas, s.unpack);
+  return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas, s.unpack, s.scale_load);
 }
 
 // The default kernel of a quantized format for warps of <= 8 rows at head_dim 128 (GQA 32:8 at q_len 1-2),
@@ -1231,9 +1266,9 @@ constexpr bool has_default_variant() {
 }
 template <int KV>
 Kern kernel_default_variant() {
-  return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0, 0)
-         : KV == KM_ATTN_U3      ? kernel_variant<KV>(2, 1, 3, 1)
-                                 : kernel_variant<KV>(2, 1, 3, 0);
+  return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0, 0, 0)
+         : KV == KM_ATTN_U3      ? kernel_variant<KV>(2, 1, 3, 1, 0)
+                                 : kernel_variant<KV>(2, 1, 3, 0, 0);
 }
 
 // Format KV's launch descriptor for a shape (mt: its m16 row tiles, 0 for <= 8 rows); {nullptr, 0} where it

@@ -48,6 +48,7 @@ typedef struct attn_params {
   int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
   int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows */
   int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
+  int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
 } attn_params;
 
 enum {
@@ -171,6 +172,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.ctas = p->ctas;
   r->sh.unpack = p->unpack;
   r->sh.combine = p->combine;
+  r->sh.scale_load = p->scale_load;
   r->batch = p->batch;
 }
 
@@ -685,10 +687,11 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   km_bench_counter(b, "context_tokens", ctx_tokens);
   km_bench_counter(b, "chunks", r->plan.num_chunks);
   km_bench_counter(b, "cache_copies", r->copies);
-  char variant[96] = "";
+  char variant[128] = "";
   if (p->prefetch || p->otrans || p->ctas)
-    snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s", p->otrans ? "O^T, " : "",
-             p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "");
+    snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s%s", p->otrans ? "O^T, " : "",
+             p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "",
+             p->scale_load ? ", scales loaded once per tile" : "");
   const char *merge = !r->plan.split ? "" : r->plan.cta_merge ? ", partials merged in the kernel" : ", combine pass";
   km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s%s",
                  r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
@@ -775,6 +778,14 @@ PVAR(ot2_fp8_b16_32k, E4, TOK, 16, 2, 1, 0, 0);
 PVAR(ot1c3_fp8_b16_32k, E4, TOK, 16, 1, 1, 3, 0);
 PVAR(ot2c3_fp8_b16_32k, E4, TOK, 16, 2, 1, 3, 0);
 PVAR(ot1c4_fp8_b16_32k, E4, TOK, 16, 1, 1, 4, 0);
+/* fp8 per token-head with a tile's 32 scales loaded once (lane l: one of them) and shuffled to the lanes that
+ * use them, instead of 8 loads per thread, each scale loaded by 8 lanes */
+#define PSL(name, b, depth)                                                                                      \
+  static const attn_params name = {A_DECODE, 32, 8, 128, E4, TOK, b, 32768, 16, 1, 0, 0, 0, 0, 0, depth, 0, 1, 0, 0, \
+                                   0, 1}
+PSL(ot1s_fp8_b16_32k, 16, 1);
+PSL(ot1s_fp8_b1_32k, 1, 1);
+PSL(ot2s_fp8_b16_32k, 16, 2);
 PVAR(pf1c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 3, 0);
 PVAR(ot1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0, 0);
 PVAR(ot2c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 0);
@@ -929,7 +940,8 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf4", "kv_quant", SUM_PF, run_attn, &pf4_u3_b16_32k, 0,
      "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
 #define SUM_VAR "the same step with a prefetch depth N (pfN; otN: with O^T = V^T P^T accumulators), the " \
-                "register cap for M CTAs per SM (cM) and 3-bit codes from 16-bit windows (w)"
+                "register cap for M CTAs per SM (cM), 3-bit codes from 16-bit windows (w) and fp8 per-token " \
+                "scales loaded once per tile (s)"
 #define VAR_ROW(fmt, b, suffix, params, tech)                                                            \
   {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/" suffix, tech, SUM_VAR, run_attn, &params, 0, \
    "attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k"}
@@ -946,6 +958,9 @@ static const km_case attn_cases[] = {
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot1c3", ot1c3_fp8_b16_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot2c3", ot2c3_fp8_b16_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot1c4", ot1c4_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "ot1s", ot1s_fp8_b16_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 1, "ot1s", ot1s_fp8_b1_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 16, "ot2s", ot2s_fp8_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "pf1c3", pf1c3_u3_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "ot1", ot1_u3_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "ot2c3", ot2c3_u3_b16_32k, "kv_quant"),

@@ -241,6 +241,59 @@ static void test_planner(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, many, 1, 2, 0, 100, err, sizeof err) == -1); /* 2 pages of a 1-token ctx */
 }
 
+/* The one-scale-load-per-lane variant (scale_load) exists for fp8 e4m3 per token-head at the listed variant
+ * shapes only; elsewhere the shape is refused with a reason that names the field. */
+static void test_scale_load_shape(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_FP8_E4M3, KM_ATTN_SCALE_TOKEN_HEAD};
+  sh.prefetch = 1, sh.otrans = 1, sh.scale_load = 1;
+  KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+  sh.prefetch = 2;
+  KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+  km_attn_shape bad = sh;
+  bad.scale = KM_ATTN_SCALE_TENSOR;
+  const char *why = km_attn_shape_error(&bad);
+  KM_EXPECT_MSG(why && strstr(why, "scale_load"), "per tensor: %s", why ? why : "accepted");
+  const km_attn_kv others[] = {KM_ATTN_BF16, KM_ATTN_FP8_E5M2, KM_ATTN_U3, KM_ATTN_TQ3};
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
+    bad = sh;
+    bad.kv = others[i];
+    why = km_attn_shape_error(&bad);
+    KM_EXPECT_MSG(why && strstr(why, "scale_load"), "format %d: %s", (int)others[i], why ? why : "accepted");
+  }
+  bad = sh;
+  bad.scale_load = 2;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh; /* no listed combination: without O^T, with a cap, alone, paired */
+  bad.otrans = 0;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh;
+  bad.ctas = 3;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh;
+  bad.prefetch = 0, bad.otrans = 0;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh;
+  bad.pair = 1;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh; /* no kernel of that shape: the ring pipeline, head_dim 64, 16 rows */
+  bad.pipe = KM_ATTN_PIPE_SMEM_RING;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh;
+  bad.head_dim = 64;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh;
+  bad.q_len = 4;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  /* plans are made for it like for any variant */
+  km_attn_plan p;
+  char err[200];
+  const int32_t one[1] = {32768};
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, one, 2048, 0, 0, 1584, err, sizeof err) == 0);
+  km_attn_plan_free(&p);
+  bad.q_len = 1, bad.scale = KM_ATTN_SCALE_TENSOR;
+  KM_EXPECT(km_attn_plan_make(&p, &bad, 1, one, 2048, 0, 0, 1584, err, sizeof err) == -1 && strstr(err, "scale_load"));
+}
+
 /* TurboQuant: one visible token makes the output that token's V row, decoded from its codes and norm; it must
  * be the quant reference's dequantized row (bf16 there). */
 static void test_tq3_one_token(void) {
@@ -273,5 +326,6 @@ int main(void) {
   test_fp8();
   test_planner();
   test_cta_merge_plan();
+  test_scale_load_shape();
   return km_test_finish("cpu_attn_ref");
 }

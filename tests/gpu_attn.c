@@ -41,9 +41,10 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
   }
 }
 
-/* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM (all 0: the default kernel) */
+/* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
+ * separate combine pass, fp8 scales loaded once per tile (all 0: the default kernel) */
 typedef struct variant {
-  int prefetch, pair, otrans, ctas, unpack, combine;
+  int prefetch, pair, otrans, ctas, unpack, combine, scale_load;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -57,7 +58,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
-                      v.unpack,  v.combine};
+                      v.unpack,  v.combine,   v.scale_load};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads) */
@@ -244,10 +245,11 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
     free(kr), free(vr), free(ksr), free(vsr), free(ref);
   }
   KM_EXPECT_MSG(bad == 0,
-                "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d, combine %d): %zu of %zu outputs "
-                "off (chunks %d of %d tiles, split %d, CTA merge %d)",
+                "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d, combine %d, scale load %d): %zu "
+                "of %zu outputs off (chunks %d of %d tiles, split %d, CTA merge %d)",
                 t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", v.prefetch, v.pair, v.otrans, v.ctas,
-                v.unpack, v.combine, bad, qn, plan.num_chunks, plan.chunk_tiles, plan.split, plan.cta_merge);
+                v.unpack, v.combine, v.scale_load, bad, qn, plan.num_chunks, plan.chunk_tiles, plan.split,
+                plan.cta_merge);
   KM_EXPECT_MSG(!t->want_merge || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d", t->what,
                 plan.cta_merge, !v.combine);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
@@ -295,6 +297,15 @@ static void test_plan_errors(void) {
   KM_EXPECT(km_attn_shape_error(&win) == NULL);
   win.ctas = 0;
   KM_EXPECT(km_attn_shape_error(&win) != NULL); /* (2, 1, 0, 1) is not listed */
+  km_attn_shape sl = sh; /* one scale load per lane: listed combinations, fp8 e4m3 per token-head only */
+  sl.prefetch = 1, sl.otrans = 1, sl.scale_load = 1;
+  KM_EXPECT(km_attn_shape_error(&sl) != NULL); /* bf16 */
+  sl.kv = KM_ATTN_FP8_E4M3;
+  KM_EXPECT(km_attn_shape_error(&sl) != NULL); /* per tensor */
+  sl.scale = KM_ATTN_SCALE_TOKEN_HEAD;
+  KM_EXPECT(km_attn_shape_error(&sl) == NULL);
+  sl.pipe = KM_ATTN_PIPE_SMEM_RING; /* the ring loads one scale per lane already */
+  KM_EXPECT(km_attn_shape_error(&sl) != NULL);
   km_attn_shape bad_pipe = sh;
   bad_pipe.pipe = (km_attn_pipe)7;
   KM_EXPECT(km_attn_shape_error(&bad_pipe) != NULL);
@@ -367,7 +378,7 @@ int main(void) {
       {"TurboQuant pages", 8, 2, 128, 16, 1, 0, TQ, TEN, 2, c700, 7, 0},
   };
   /* every listed variant (depths, O^T accumulators, CTAs per SM; head_dim 128, <= 8 rows): a few cases each */
-#define KM_TEST_VARIANT(pf, o, ct, uw) {pf, 0, o, ct, uw, 0},
+#define KM_TEST_VARIANT(pf, o, ct, uw, sl) {pf, 0, o, ct, uw, 0, sl},
   static const variant variants[] = {KM_ATTN_VARIANTS(KM_TEST_VARIANT)};
 #undef KM_TEST_VARIANT
   const tcase depth_cases[] = {
@@ -381,11 +392,18 @@ int main(void) {
       {"depth: TurboQuant split 3, one long many short", 32, 8, 128, 16, 1, 0, TQ, TEN, 9, c_long, 0, 3},
       {"depth: TurboQuant q_len 2 (8 rows), window 40", 8, 2, 128, 32, 2, 40, TQ, TEN, 3, c3q, 0, 2},
       {"depth: fp8 q_len 2 (8 rows)", 8, 2, 128, 16, 2, 0, E4, TOK, 2, c700, 0, 0},
+      {"depth: fp8 bs32, window 40, q_len 2, contexts end inside tiles", 8, 2, 128, 32, 2, 40, E4, TOK, 3, c3q, 0,
+       2},
+      {"depth: fp8 pages", 8, 2, 128, 16, 1, 0, E4, TOK, 2, c700, 7, 0},
+      {"depth: fp8 per tensor", 8, 2, 128, 16, 1, 0, E4, TEN, 3, c3, 0, 0},
   };
-  for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i)
+  for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i) {
+    const tcase *t = &depth_cases[i];
     for (size_t k = 0; k < sizeof variants / sizeof variants[0]; ++k)
-      if (!variants[k].unpack || depth_cases[i].kv == KM_ATTN_U3) /* window unpacking: 3-bit only */
-        run_case_with(&depth_cases[i], 0, KM_ATTN_PIPE_REGISTERS, variants[k]);
+      if ((!variants[k].unpack || t->kv == KM_ATTN_U3) && /* window unpacking: 3-bit only */
+          (!variants[k].scale_load || (t->kv == KM_ATTN_FP8_E4M3 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD)))
+        run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, variants[k]);
+  }
   /* paired tiles (odd tile counts end on a single tile; windows and pages mask inside a pair) */
   const tcase pair_cases[] = {
       {"pair: gqa 8:2 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},
@@ -421,6 +439,8 @@ int main(void) {
     if (t->kv != KM_ATTN_U3 && t->kv != KM_ATTN_TQ3) run_case_with(t, 0, KM_ATTN_PIPE_SMEM_RING, (variant){0});
     if (t->d == 128 && t->kv != KM_ATTN_FP8_E5M2)
       run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){2, 0, 1, 3, 0, 0}); /* O^T depth 2, 3 CTAs */
+    if (t->kv == KM_ATTN_FP8_E4M3 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD)
+      run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){1, 0, 1, 0, 0, 0, 1}); /* one scale load per lane */
   }
   /* every case through both tile pipelines (the simple kernel checked once) */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
