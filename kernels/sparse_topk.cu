@@ -8,6 +8,17 @@ namespace {
 constexpr int kPage = KM_SPARSE_PAGE_TOKENS;
 constexpr unsigned kFull = 0xffffffffu;
 
+// Inclusive prefix sum of v over the lanes of a warp (all 32 active).
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const uint32_t u = __shfl_up_sync(kFull, v, off);
+    if (lane >= off) v += u;
+  }
+  return v;
+}
+
 __device__ __forceinline__ float bf16_lo(uint32_t w) { return __uint_as_float(w << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t w) { return __uint_as_float(w & 0xffff0000u); }
 
@@ -249,12 +260,7 @@ __device__ void radix_pick_bin(topk_shared &sh, uint32_t krem) {
     c[j] = sh.hist[255 - lane * 8 - j];
     sum += c[j];
   }
-  uint32_t incl = sum;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const uint32_t v = __shfl_up_sync(kFull, incl, off);
-    if (lane >= off) incl += v;
-  }
+  const uint32_t incl = warp_inclusive_sum(sum);
   const uint32_t excl = incl - sum;
   if (excl < krem && krem <= incl) {
     uint32_t acc = excl;
@@ -384,12 +390,7 @@ __device__ void pick_wide_bin(topk_shared &sh, uint32_t krem) {
   const uint4 q = *reinterpret_cast<const uint4 *>(&sh.u.wide[low]);
   const uint32_t c[4] = {q.w, q.z, q.y, q.x};  // descending bin order
   const uint32_t sum = c[0] + c[1] + c[2] + c[3];
-  uint32_t incl = sum;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const uint32_t v = __shfl_up_sync(kFull, incl, off);
-    if (lane >= off) incl += v;
-  }
+  const uint32_t incl = warp_inclusive_sum(sum);
   if (lane == 31) sh.warp_tot[warp] = incl;
   __syncthreads();
   uint32_t before = 0;
@@ -735,12 +736,7 @@ __device__ __forceinline__ void topk_row_regs(const float *src, int32_t *out, in
     eq += j < nv && km == prefix;
   }
   const uint32_t packed = gt | eq << 16;
-  uint32_t incl = packed;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const uint32_t v = __shfl_up_sync(kFull, incl, off);
-    if (lane >= off) incl += v;
-  }
+  const uint32_t incl = warp_inclusive_sum(packed);
   if (lane == 31) sh.warp_sum[warp] = incl;
   __syncthreads();
   uint32_t before = incl - packed;

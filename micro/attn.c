@@ -974,14 +974,13 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 16, "ot2c3", ot2c3_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1c4", ot1c4_tq3_b16_32k, "kv_quant"),
 #define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
-    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/combine", T_GQA, SUM_COMB, run_attn, &comb_bf16_b1_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b4/ctx32k/combine", T_GQA, SUM_COMB, run_attn, &comb_bf16_b4_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b4/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/combine", T_GQA, SUM_COMB, run_attn, &comb_bf16_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/combine", "kv_quant", SUM_COMB, run_attn,
-     &comb_fp8_b16_32k, 0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
+#define COMB_ROW(fmt, b, params, tech)                                                                     \
+  {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/combine", tech, SUM_COMB, run_attn, &params, 0, \
+   "attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k"}
+    COMB_ROW("bf16", 1, comb_bf16_b1_32k, T_GQA),
+    COMB_ROW("bf16", 4, comb_bf16_b4_32k, T_GQA),
+    COMB_ROW("bf16", 16, comb_bf16_b16_32k, T_GQA),
+    COMB_ROW("fp8_e4m3_tokhead", 16, comb_fp8_b16_32k, "kv_quant"),
     {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine", "sparse_read", SUM_COMB, run_attn,
      &comb_quest_b1_32k, 0, "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
