@@ -176,9 +176,12 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->batch = p->batch;
 }
 
-/* Context lengths: all ctx, or long-tailed (Pareto, shape 1.2, from 256 tokens) with the first at ctx. */
-static void contexts(km_bench *b, const attn_params *p, attn_run *r, int ctx) {
-  uint64_t x = km_bench_seed(b) | 1;
+/* Context lengths: all ctx, or long-tailed (Pareto, shape 1.2, from 256 tokens) with the first at ctx. The
+ * lengths are the workload, so they come from a fixed seed: the same in every run (the recorded runs of
+ * c9c3ff8 and 9621248 drew them from the run's seed and got 145,684 and 85,472 tokens for b64 x 32K). */
+enum { SKEW_SEED = 0x5eed1e57 };
+static void contexts(const attn_params *p, attn_run *r, int ctx) {
+  uint64_t x = SKEW_SEED | 1;
   for (int i = 0; i < r->batch; ++i) {
     int c = ctx;
     if (p->skewed && i > 0) {
@@ -407,7 +410,7 @@ static void setup(km_bench *b, const attn_params *p, attn_run *r) {
   r->h_ctx = km_bench_host_alloc(b, (size_t)r->batch * sizeof(int32_t));
   r->h_table = km_bench_host_alloc(b, (size_t)r->batch * r->mbps * sizeof(int32_t));
   KM_RETURN_IF_STOPPED(b);
-  contexts(b, p, r, ctx);
+  contexts(p, r, ctx);
   tables(b, r);
   KM_RETURN_IF_STOPPED(b);
   const size_t qn = out_elems(r);
