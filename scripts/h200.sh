@@ -85,8 +85,12 @@ if has build; then
 fi
 cd build || exit 1
 if has tests; then
-  # KM_CTEST_ARGS narrows or orders the tests (e.g. "-L gpu -E gpu_micro_smoke -j1"); default: all, 4 at a time
-  ctest --output-on-failure ${KM_CTEST_ARGS:--j4} >"$OUT/ctest.log" 2>&1
+  # KM_CTEST_ARGS narrows or orders the tests (e.g. "-L gpu -E gpu_micro_smoke -j1"); default: all, 4 at a
+  # time, but without gpu_micro_smoke when the full run shares the call (it took 200 s at db2a279 and left the
+  # full run 243 s, too few to finish)
+  default_ctest="-j4"
+  has full && default_ctest="-j4 -E gpu_micro_smoke"
+  ctest --output-on-failure ${KM_CTEST_ARGS:-$default_ctest} >"$OUT/ctest.log" 2>&1
   note "ctest: exit $? ($(grep -E 'tests passed|tests failed' "$OUT/ctest.log"))"
   grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" | grep -v Passed | tee -a "$summary"
 fi
