@@ -13,6 +13,10 @@
 # session's build: 210 s for sm_80 + sm_90, GPU tests 17/17 in ~60 s, full run 376 s): memcheck 72 s, initcheck
 # 23 s, racecheck and synccheck each covered 32 of the 75 --quick cases in 120 s, so the four tools need two
 # calls: KM_SAN_TOOLS="memcheck initcheck racecheck" KM_SAN_TIMEOUT=300, then KM_SAN_TOOLS=synccheck.
+# The device tool copies the working tree, uncommitted edits included (and a .git that may be stale: never
+# run git there). A recorded run must be of committed code: run this from a snapshot, e.g. here
+# `rm -rf .snap && mkdir .snap && git archive HEAD | tar -x -C .snap` (.snap/ in .git/info/exclude), carry
+# [".deps", ".snap"], and on the device `ln -sfn ../.deps .snap/.deps; cd .snap && bash scripts/h200.sh ...`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$(date +%s)
