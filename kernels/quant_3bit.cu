@@ -458,9 +458,11 @@ extern "C" cudaError_t km_quant_u3_dequantize(const km_quant_plan *plan, const u
  * v3 64.2% (v2 61.4%, v4 60.4%), K d256 v2 55.9% (v3 48.8%, v4 47.1%), V d128 v2 53.4% (v3 48.0%); V at d64
  * and d256 were not timed per variant: v2, as K there. */
 static km_tq3_variant best_variant(int head_dim, int is_v) {
-  /* K d128: v5, not yet timed: v3 with 6% fewer SASS instructions per element (17.8 vs 19.0), the same
-   * registers and shared memory (reports/quant-notes.md); v3 stays the row .../k/d128/v3 */
-  return head_dim == 128 && !is_v ? KM_TQ3_ROWS_LEAN : KM_TQ3_ROWS64;
+  /* K d64 and d128: v5 (v3 with 6% fewer SASS instructions per element). H200, two runs (db2a279 and the
+   * recorded 9621248): d128 207.6 / 205.8 us against v3's 211.9 / 210.0, d64 192.0 / 194.2 against v2's
+   * 199.8 / 200.7; at d256 v2 stays (240.7 against v5's 306.2), and V keeps v2 (257.2 against 268.6).
+   * reports/quant-notes.md; the former defaults stay rows (.../k/d128/v3, .../k/d64/v2) */
+  return (head_dim == 64 || head_dim == 128) && !is_v ? KM_TQ3_ROWS_LEAN : KM_TQ3_ROWS64;
 }
 
 extern "C" cudaError_t km_quant_tq3_quantize_variant(const km_quant_plan *plan, km_tq3_variant variant,

@@ -80,7 +80,7 @@ typedef struct km_quant_plan {
  *                     thresholds by a two-step search instead of three divisions, and the per-row square
  *                     root and reciprocal without slow-path branches.
  * KM_TQ3_BEST is the one km_quant_tq3_quantize runs: the fastest measured for the head_dim and K or V
- * (v2 except K at 128: v5 there, by its instruction count; quant_3bit.cu has the figures). */
+ * (v2, except K at 64 and 128: v5 there; quant_3bit.cu has the figures). */
 typedef enum km_tq3_variant {
   KM_TQ3_BEST = 0,
   KM_TQ3_LANES,
