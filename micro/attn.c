@@ -49,6 +49,7 @@ typedef struct attn_params {
   int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows */
   int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
   int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
+  int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
 } attn_params;
 
 enum {
@@ -297,7 +298,8 @@ static void fill_cache(km_bench *b, attn_run *r) {
 static int make_plan(km_bench *b, attn_run *r, km_attn_plan *pl, const int32_t *ctx, int sparse_pages) {
   char err[256];
   int warps = km_attn_target_warps(&r->sh, km_bench_device_id(b));
-  if (km_attn_plan_make(pl, &r->sh, r->batch, ctx, r->mbps, sparse_pages, 0, warps, err, sizeof err) != 0) {
+  if (km_attn_plan_make(pl, &r->sh, r->batch, ctx, r->mbps, sparse_pages, r->p->chunk_tiles, warps, err,
+                        sizeof err) != 0) {
     km_bench_skip(b, "%s", err);
     return -1;
   }
@@ -811,6 +813,15 @@ PCOMB(comb_bf16_b4_32k, A_DECODE, BF, TEN, 4, 0);
 PCOMB(comb_bf16_b16_32k, A_DECODE, BF, TEN, 16, 0);
 PCOMB(comb_fp8_b16_32k, A_DECODE, E4, TOK, 16, 0);
 PCOMB(comb_quest_b1_32k, A_QUEST, BF, TEN, 1, 2048);
+/* chunks shorter than the planner's floor of 4 tiles: at batch 1 its chunks fill a quarter of the resident
+ * warps (Quest b1 x 32K: 32 chunks of 4 of the 128 selected tiles per KV head, 256 warps of 1,056) */
+#define PCT(name, op, b, ctx, budget, ct)                                                                     \
+  static const attn_params name = {op, 32, 8, 128, BF, TEN, b, ctx, 16, 1, 0, 0, budget, 0, 0, 0, 0, 0, 0, 0, 0, \
+                                   0, ct}
+PCT(ct1_quest_b1_32k, A_QUEST, 1, 32768, 2048, 1);
+PCT(ct2_quest_b1_32k, A_QUEST, 1, 32768, 2048, 2);
+PCT(ct1_bf16_b1_4k, A_DECODE, 1, 4096, 0, 1);
+PCT(ct2_bf16_b1_4k, A_DECODE, 1, 4096, 0, 2);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -984,6 +995,15 @@ static const km_case attn_cases[] = {
     COMB_ROW("bf16", 4, comb_bf16_b4_32k, T_GQA),
     COMB_ROW("bf16", 16, comb_bf16_b16_32k, T_GQA),
     COMB_ROW("fp8_e4m3_tokhead", 16, comb_fp8_b16_32k, "kv_quant"),
+#define SUM_CT "the same step in chunks of N tiles (ctN) instead of the planner's choice (chunks >= 4 tiles)"
+    {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/ct1", "sparse_read", SUM_CT, run_attn, &ct1_quest_b1_32k, 0,
+     "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
+    {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/ct2", "sparse_read", SUM_CT, run_attn, &ct2_quest_b1_32k, 0,
+     "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b1/ctx4k/ct1", T_GQA, SUM_CT, run_attn, &ct1_bf16_b1_4k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
+    {"attn/decode/gqa32x8/d128/bf16/b1/ctx4k/ct2", T_GQA, SUM_CT, run_attn, &ct2_bf16_b1_4k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
     {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine", "sparse_read", SUM_COMB, run_attn,
      &comb_quest_b1_32k, 0, "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
