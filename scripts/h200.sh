@@ -14,12 +14,15 @@
 # 23 s, racecheck and synccheck each covered 32 of the 75 --quick cases in 120 s, so the four tools need two
 # calls: KM_SAN_TOOLS="memcheck initcheck racecheck" KM_SAN_TIMEOUT=300, then KM_SAN_TOOLS=synccheck.
 # The device tool copies the working tree, uncommitted edits included (and a .git that may be stale: never
-# run git there). A recorded run must be of committed code: run this from a snapshot, e.g. here
-# `rm -rf .snap && mkdir .snap && git archive HEAD | tar -x -C .snap` (.snap/ in .git/info/exclude), carry
-# [".deps", ".snap"], and on the device `ln -sfn ../.deps .snap/.deps; cd .snap && bash scripts/h200.sh ...`.
+# run git there). A recorded run must be of committed code: run this from a snapshot made by
+# scripts/snapshot.sh (the committed tree in .snap/, its revision in .snap/REVISION), carry [".deps", ".snap"],
+# and on the device `cd .snap && bash scripts/h200.sh ...`: the revision then comes from REVISION (KM_GIT_REV
+# still wins) and the packages from the repository's .deps/ above it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t_start=$(date +%s)
+# a snapshot names its revision (scripts/snapshot.sh); git there could be another tree's
+[ -z "${KM_GIT_REV:-}" ] && [ -f REVISION ] && KM_GIT_REV=$(cat REVISION)
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 stages=${*:-build tests quick arch80v full repeat sanitize}
@@ -34,17 +37,19 @@ elapsed() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) /
 # libcrypto.so then points at the machine's own libcrypto.so.3, or at the carried libssl3 where it has none.
 prefix=/tmp/kvdeps
 multiarch=usr/lib/x86_64-linux-gnu
-if [ -d .deps ]; then
+deps=.deps
+[ -d "$deps" ] || deps=../.deps # run from a snapshot (.snap/)
+if [ -d "$deps" ]; then
   rm -rf "$prefix"
-  for f in .deps/libcjson*.deb .deps/libxxhash*.deb; do dpkg -x "$f" "$prefix"; done
+  for f in "$deps"/libcjson*.deb "$deps"/libxxhash*.deb; do dpkg -x "$f" "$prefix"; done
   if ! pkg-config --exists libcrypto 2>/dev/null; then
-    dpkg -x .deps/libssl-dev_*.deb "$prefix"
+    dpkg -x "$deps"/libssl-dev_*.deb "$prefix"
     # its configuration.h sits in the multiarch include folder, which the compiler searches only under /usr
     sed -i 's|^Cflags: .*|& -I${includedir}/x86_64-linux-gnu|' "$prefix/$multiarch/pkgconfig/libcrypto.pc"
     if [ -e "/$multiarch/libcrypto.so.3" ]; then
       ln -sf "/$multiarch/libcrypto.so.3" "$prefix/$multiarch/libcrypto.so"
     else
-      dpkg -x .deps/libssl3_*.deb "$prefix"
+      dpkg -x "$deps"/libssl3_*.deb "$prefix"
     fi
   fi
   # each .pc names /usr: point it at the prefix (libcjson.pc spells libdir and includedir out, the others
