@@ -157,7 +157,7 @@ int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int 
     double items = 0, work = 0;
     int maxlen = 0;
     bool ok = true;
-    for (int b = 0; b < batch && ok; ++b) {
+    for (int b = 0; b < batch; ++b) {
       const int n = seq_tiles(s, ctx[b], sparse_pages), nc = chunk_count(n, ct, quad);
       ok = nc > 0;
       if (!ok) break;
@@ -277,16 +277,16 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   // 32K (32: 132.6 vs 134.2), tied for bf16 at b16 x 32K (8: 495.4 vs 496.0) and lost for fp8 per
   // token-head there (12: 376.0 vs 364.2; a CTA's warps then read one KV head's slice of each token's scale
   // sector instead of four). Below ~16 chunks the pass's few L2 rounds cost less than the fence and count.
+  // (A chunk length given by the caller merges wherever the counts can be rounded: >= WARPS chunks.)
   constexpr double MERGE_SLACK = 1.0;
   constexpr int MERGE_MIN_CHUNKS = 16;
   bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
+  const int min_chunks = chunk_tiles <= 0 ? MERGE_MIN_CHUNKS : WARPS;
   if (chunk_tiles <= 0) {
     double plain_cost = 0, quad_cost = 0;
     chunk_tiles = pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, false, &plain_cost);
     const int quad_tiles = merge ? pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, true, &quad_cost) : 0;
     merge = quad_tiles > 0 && quad_cost <= plain_cost + MERGE_SLACK;
-    for (int b = 0; merge && b < batch; ++b)
-      merge = chunk_count(seq_tiles(s, context_lens[b], sparse_pages), quad_tiles, true) >= MERGE_MIN_CHUNKS;
     if (merge) chunk_tiles = quad_tiles;
   }
   p->shape = *s;
@@ -304,14 +304,15 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     first[b] = sparse_pages > 0 ? 0 : first_tile_of(s, context_lens[b]);
     tiles[b] = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
   }
-  // the merge's chunk counts (each rounded up to a multiple of WARPS), where every sequence allows them
+  // the merge's chunk counts (each rounded up to a multiple of WARPS), where every sequence has min_chunks
   int32_t *counts = (int32_t *)malloc((size_t)batch * sizeof(int32_t));
   long long chunks = 0;
   for (int b = 0; counts && b < batch; ++b) {
     counts[b] = chunk_count(tiles[b], chunk_tiles, true);
-    merge = merge && counts[b] > 0;
+    merge = merge && counts[b] >= min_chunks;
+    chunks += counts[b];
   }
-  for (int b = 0; counts && b < batch; ++b) chunks += merge ? counts[b] : chunk_count(tiles[b], chunk_tiles, false);
+  if (!merge) chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
   int rc = 0;
   if (!counts) {
     snprintf(err, errlen, "no host memory for the plan");
