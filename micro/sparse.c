@@ -185,21 +185,31 @@ static void run_score(km_bench *b, const sparse_params *p) {
   km_bench_measure(b, km_sp_score, &r, &w);
 }
 
-/* Top-k rows: real score distributions, made by the scoring kernel from random summaries, one query per
- * rotated copy of the scores. */
-static void run_topk(km_bench *b, const sparse_params *p) {
+/* The rows x pages cases (top-k, fused select): the rows as whole sequences of the model's KV heads, then
+ * the common setup, and the page limit of the kernel measured (select: km_sparse_select's, else the
+ * top-k's). 0, or -1 with the case skipped. */
+static int prepare_rows(km_bench *b, const sparse_params *p, km_sp_run *r, int select) {
   const int heads = km_bench_model(b)->num_kv_heads;
   if (heads <= 0 || p->rows % heads) {
     km_bench_skip(b, "%d rows is not a whole number of sequences of %d KV heads", p->rows, heads);
-    return;
+    return -1;
   }
-  const sparse_params derived = {p->kind, p->pages * PAGE, p->k * PAGE, p->rows / heads, p->rows, p->pages, p->k};
+  const sparse_params derived = {p->kind, p->pages * PAGE, p->k * PAGE, p->rows / heads, p->rows, p->pages, p->k,
+                                 p->variant};
+  if (prepare(b, &derived, r) != 0) return -1;
+  const int max_pages = select ? r->plan.select_max_pages : r->plan.topk_max_pages;
+  if (p->pages > max_pages) {
+    km_bench_skip(b, "%d pages exceed the %d a CTA's shared memory holds", p->pages, max_pages);
+    return -1;
+  }
+  return 0;
+}
+
+/* Top-k rows: real score distributions, made by the scoring kernel from random summaries, one query per
+ * rotated copy of the scores. */
+static void run_topk(km_bench *b, const sparse_params *p) {
   km_sp_run r;
-  if (prepare(b, &derived, &r) != 0) return;
-  if (p->pages > r.plan.topk_max_pages) {
-    km_bench_skip(b, "%d pages exceed the %d a CTA's shared memory holds", p->pages, r.plan.topk_max_pages);
-    return;
-  }
+  if (prepare_rows(b, p, &r, 0) != 0) return;
   r.copies = km_bench_rotation(b, r.score_elems * sizeof(float));
   r.summary = dev_alloc(b, r.sum_elems * 2);
   r.scores = dev_alloc(b, r.score_elems * r.copies * sizeof(float));
@@ -226,20 +236,9 @@ static void run_topk(km_bench *b, const sparse_params *p) {
  * once here, outside timing (each launch leaves them zero). The two launches it replaces are timed as a
  * stage on the same copies, for the speedup. */
 static void run_select(km_bench *b, const sparse_params *p) {
-  const int heads = km_bench_model(b)->num_kv_heads;
-  if (heads <= 0 || p->rows % heads) {
-    km_bench_skip(b, "%d rows is not a whole number of sequences of %d KV heads", p->rows, heads);
-    return;
-  }
-  const sparse_params derived = {p->kind, p->pages * PAGE, p->k * PAGE, p->rows / heads, p->rows, p->pages, p->k,
-                                 p->variant};
   km_sp_run r;
-  if (prepare(b, &derived, &r) != 0) return;
+  if (prepare_rows(b, p, &r, 1) != 0) return;
   r.select_variant = p->variant;
-  if (p->pages > r.plan.select_max_pages) {
-    km_bench_skip(b, "%d pages exceed the %d a CTA's shared memory holds", p->pages, r.plan.select_max_pages);
-    return;
-  }
   r.copies = km_bench_rotation(b, r.sum_elems * 2 + r.q_elems * 2);
   r.summary = dev_alloc(b, r.sum_elems * r.copies * 2);
   r.scores = dev_alloc(b, r.score_elems * sizeof(float));
@@ -255,7 +254,7 @@ static void run_select(km_bench *b, const sparse_params *p) {
   KM_RETURN_IF_STOPPED(b);
   /* summaries and query read from HBM, the scores written and read back (from L2) by the row's last CTA */
   const km_work w = {r.sum_elems * 2.0 + r.q_elems * 2.0 + r.score_elems * 4.0, r.score_elems * 4.0 + r.sel_elems * 4.0,
-                     (double)derived.batch * derived.context, 1, 0};
+                     (double)r.s.batch * r.s.tokens, 1, 0};
   const double sec = km_bench_measure(b, km_sp_select, &r, &w);
   if (sec > 0) km_bench_counter(b, "speedup_vs_two_launches", two.median_s / sec);
 }

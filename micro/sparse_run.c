@@ -34,11 +34,6 @@ cudaError_t km_sp_select(void *arg, int rep, cudaStream_t st) {
                             r->sel, r->s, r->k, r->select_variant, st);
 }
 
-cudaError_t km_sp_score_topk(void *arg, int rep, cudaStream_t st) {
-  km_sp_run *r = arg;
-  cudaError_t e = km_sp_score(arg, rep, st);
-  return e == cudaSuccess ? km_sparse_topk(&r->plan, r->scores, r->sel, r->topk_rows, r->pages, r->k, st) : e;
-}
 
 cudaError_t km_sp_cub_topk(void *arg, int rep, cudaStream_t st) {
   km_sp_run *r = arg;
@@ -58,11 +53,14 @@ cudaError_t km_sp_pipeline_topk(void *arg, int rep, cudaStream_t st) {
   return km_sparse_topk(&r->plan, r->scores, r->sel, r->topk_rows, r->pages, r->k, st);
 }
 
-cudaError_t km_sp_pipeline(void *arg, int rep, cudaStream_t st) {
+cudaError_t km_sp_score_topk(void *arg, int rep, cudaStream_t st) {
   cudaError_t e = km_sp_score(arg, rep, st);
-  if (e == cudaSuccess) e = km_sp_pipeline_topk(arg, rep, st);
-  if (e == cudaSuccess) e = km_sp_read(arg, rep, st);
-  return e;
+  return e == cudaSuccess ? km_sp_pipeline_topk(arg, rep, st) : e;
+}
+
+cudaError_t km_sp_pipeline(void *arg, int rep, cudaStream_t st) {
+  cudaError_t e = km_sp_score_topk(arg, rep, st);
+  return e == cudaSuccess ? km_sp_read(arg, rep, st) : e;
 }
 
 cudaError_t km_sp_dense(void *arg, int rep, cudaStream_t st) {
