@@ -956,9 +956,11 @@ static const km_case attn_cases[] = {
 #define SUM_VAR "the same step with a prefetch depth N (pfN; otN: with O^T = V^T P^T accumulators), the " \
                 "register cap for M CTAs per SM (cM), 3-bit codes from 16-bit windows (w) and fp8 per-token " \
                 "scales loaded once per tile (s)"
-#define VAR_ROW(fmt, b, suffix, params, tech)                                                            \
-  {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/" suffix, tech, SUM_VAR, run_attn, &params, 0, \
+/* a row of the b x 32K step (GQA 32:8 d128) with a suffix, against the same step without it */
+#define CTX32K_ROW(fmt, b, suffix, summary, params, tech)                                                \
+  {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/" suffix, tech, summary, run_attn, &params, 0, \
    "attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k"}
+#define VAR_ROW(fmt, b, suffix, params, tech) CTX32K_ROW(fmt, b, suffix, SUM_VAR, params, tech)
     VAR_ROW("bf16", 16, "ot1", ot1_bf16_b16_32k, T_GQA),
     VAR_ROW("bf16", 16, "ot1c3", ot1c3_bf16_b16_32k, T_GQA),
     VAR_ROW("bf16", 1, "ot1c3", ot1c3_bf16_b1_32k, T_GQA),
@@ -988,9 +990,7 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 16, "ot2c3", ot2c3_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1c4", ot1c4_tq3_b16_32k, "kv_quant"),
 #define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
-#define COMB_ROW(fmt, b, params, tech)                                                                     \
-  {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/combine", tech, SUM_COMB, run_attn, &params, 0, \
-   "attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k"}
+#define COMB_ROW(fmt, b, params, tech) CTX32K_ROW(fmt, b, "combine", SUM_COMB, params, tech)
     COMB_ROW("bf16", 1, comb_bf16_b1_32k, T_GQA),
     COMB_ROW("bf16", 4, comb_bf16_b4_32k, T_GQA),
     COMB_ROW("bf16", 16, comb_bf16_b16_32k, T_GQA),
