@@ -162,7 +162,7 @@ static cJSON *context_json(km_app *a, int with_gpu) {
       cJSON_AddStringToObject(c, "incomplete_reason", why);
     }
     cJSON_AddItemToObject(c, "gpu", km_context_gpu_json(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings));
-    cJSON_AddItemToObject(c, "host", km_context_host_json(a->ctx.topo));
+    cJSON_AddItemToObject(c, "host", km_context_host_json(a->ctx.topo, &a->ctx.cpu));
   }
   cJSON_AddItemToObject(c, "build", km_context_build_json());
   cJSON_AddItemToObject(c, "model", km_model_json(&a->model));
@@ -329,7 +329,9 @@ static int run_benchmarks(km_app *a, int with_device) {
   if (with_device) {
     int rc = setup_device(a);
     if (rc) return rc;
-    km_context_print_banner(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings, a->ctx.topo, info);
+    km_host_cpu_query(&a->ctx.cpu);
+    km_context_print_banner(&a->gpu, a->ctx.nvml, a->opts.smoke ? NULL : &a->ctx.ceilings, a->ctx.topo, &a->ctx.cpu,
+                            info);
   } else {
     setup_run(a);
     fprintf(info, "host     no CUDA device: host-only cases, timed with the host clock\n");

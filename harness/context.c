@@ -67,7 +67,7 @@ static void print_ceilings(const km_ceiling_report *c, double theoretical, FILE 
 }
 
 void km_context_print_banner(const km_gpu_info *g, struct km_nvml *nvml, const km_ceiling_report *ceilings,
-                             struct km_topo *topo, FILE *out) {
+                             struct km_topo *topo, const km_host_cpu *cpu, FILE *out) {
   char drv[16], rt[16], cpus[128] = "unknown", line[768];
   version_string(g->driver_version, drv, sizeof drv);
   version_string(g->runtime_version, rt, sizeof rt);
@@ -92,9 +92,7 @@ void km_context_print_banner(const km_gpu_info *g, struct km_nvml *nvml, const k
   } else {
     fprintf(out, "host     topology unavailable (hwloc could not load it)\n");
   }
-  km_host_cpu cpu;
-  km_host_cpu_query(&cpu);
-  fprintf(out, "cpu      %s, %.0f MHz, load %.2f (1 min) at start-up\n", cpu.model, cpu.mhz, cpu.load_1m);
+  fprintf(out, "cpu      %s, %.0f MHz, load %.2f (1 min) at start-up\n", cpu->model, cpu->mhz, cpu->load_1m);
 }
 
 cJSON *km_context_gpu_json(const km_gpu_info *g, struct km_nvml *nvml, const km_ceiling_report *ceilings) {
@@ -134,17 +132,15 @@ cJSON *km_context_gpu_json(const km_gpu_info *g, struct km_nvml *nvml, const km_
   return o;
 }
 
-cJSON *km_context_host_json(struct km_topo *topo) {
+cJSON *km_context_host_json(struct km_topo *topo, const km_host_cpu *cpu) {
   cJSON *o = cJSON_CreateObject();
   char host[256] = "unknown", cpus[256] = "unknown";
   gethostname(host, sizeof host);
   cJSON_AddStringToObject(o, "hostname", host);
   cJSON_AddNumberToObject(o, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
-  km_host_cpu cpu;
-  km_host_cpu_query(&cpu);
-  cJSON_AddStringToObject(o, "cpu_model", cpu.model);
-  cJSON_AddNumberToObject(o, "cpu_mhz", cpu.mhz);
-  cJSON_AddNumberToObject(o, "load_avg_1m", cpu.load_1m);
+  cJSON_AddStringToObject(o, "cpu_model", cpu->model);
+  cJSON_AddNumberToObject(o, "cpu_mhz", cpu->mhz);
+  cJSON_AddNumberToObject(o, "load_avg_1m", cpu->load_1m);
   if (topo) {
     km_topo_cpuset_string(topo, cpus, sizeof cpus);
     cJSON_AddNumberToObject(o, "numa_nodes", km_topo_numa_count(topo));

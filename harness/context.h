@@ -11,6 +11,7 @@
 struct km_topo;
 struct km_nvml;
 struct km_ceiling_report;
+struct km_host_cpu;
 
 typedef struct km_gpu_info {
   char name[256];
@@ -33,9 +34,9 @@ const char *km_build_revision(void);
 
 /* ceilings: NULL before they are measured or in a smoke run (L2's figures: not shown). */
 void km_context_print_banner(const km_gpu_info *g, struct km_nvml *nvml, const struct km_ceiling_report *ceilings,
-                             struct km_topo *topo, FILE *out);
+                             struct km_topo *topo, const struct km_host_cpu *cpu, FILE *out);
 cJSON *km_context_gpu_json(const km_gpu_info *g, struct km_nvml *nvml, const struct km_ceiling_report *ceilings);
-cJSON *km_context_host_json(struct km_topo *topo);
+cJSON *km_context_host_json(struct km_topo *topo, const struct km_host_cpu *cpu);
 cJSON *km_context_build_json(void);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "ceiling.h"
 #include "cli.h"
+#include "host_cpu.h"
 #include "model.h"
 #include "registry.h"
 
@@ -30,6 +31,7 @@ typedef struct km_run_ctx {
   const km_options *opts;
   const km_model *model;
   struct km_topo *topo;        /* NULL when hwloc could not load */
+  km_host_cpu cpu;             /* the host CPU, read once at start-up (banner and JSON) */
   int device;
   struct cudaDeviceProp prop;
   cudaStream_t stream;
