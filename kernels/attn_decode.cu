@@ -282,17 +282,19 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   constexpr int MERGE_MIN_CHUNKS = 16;
   bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
   const int min_chunks = chunk_tiles <= 0 ? MERGE_MIN_CHUNKS : WARPS;
+  // the chunk length without the merge: the caller's, or the planner's plain choice, which the step keeps
+  // when the merge's counts fall short of min_chunks below
+  int plain_tiles = chunk_tiles;
   if (chunk_tiles <= 0) {
     double plain_cost = 0, quad_cost = 0;
-    chunk_tiles = pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, false, &plain_cost);
+    plain_tiles = pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, false, &plain_cost);
     const int quad_tiles = merge ? pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, true, &quad_cost) : 0;
     merge = quad_tiles > 0 && quad_cost <= plain_cost + MERGE_SLACK;
-    if (merge) chunk_tiles = quad_tiles;
+    chunk_tiles = merge ? quad_tiles : plain_tiles;
   }
   p->shape = *s;
   p->batch = batch;
   p->max_blocks_per_seq = max_blocks_per_seq;
-  p->chunk_tiles = chunk_tiles;
   p->sparse_pages = sparse_pages;
   int32_t *first = (int32_t *)malloc((size_t)batch * sizeof(int32_t)), *tiles = (int32_t *)malloc((size_t)batch * sizeof(int32_t));
   if (!first || !tiles) {
@@ -312,7 +314,11 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     merge = merge && counts[b] >= min_chunks;
     chunks += counts[b];
   }
-  if (!merge) chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
+  if (!merge) {
+    chunk_tiles = plain_tiles;
+    chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
+  }
+  p->chunk_tiles = chunk_tiles;
   int rc = 0;
   if (!counts) {
     snprintf(err, errlen, "no host memory for the plan");
