@@ -94,7 +94,8 @@ typedef struct km_attn_shape {
                           1: always the separate combine pass (the rows that compare the two) */
   int scale_load;      /* fp8 e4m3 per token-head: 1 loads a tile's 32 scales once (one 4-byte load per lane,
                           shuffled to the lanes that use them) instead of each of a thread's 8 with its own load;
-                          a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
+                          a variant, with an explicit prefetch (KM_ATTN_VARIANTS); the default variant of
+                          e4m3 per token-head loads them so too */
 } km_attn_shape;
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:

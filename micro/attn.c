@@ -788,9 +788,9 @@ PVAR(ot1c4_fp8_b16_32k, E4, TOK, 16, 1, 1, 4, 0);
 #define PSL(name, b, depth)                                                                                      \
   static const attn_params name = {A_DECODE, 32, 8, 128, E4, TOK, b, 32768, 16, 1, 0, 0, 0, 0, 0, depth, 0, 1, 0, 0, \
                                    0, 1}
-PSL(ot1s_fp8_b16_32k, 16, 1);
-PSL(ot1s_fp8_b1_32k, 1, 1);
 PSL(ot2s_fp8_b16_32k, 16, 2);
+/* the default before the scales were loaded once (O^T depth 1, each scale loaded by 8 lanes), at b1 */
+PVAR(ot1_fp8_b1_32k, E4, TOK, 1, 1, 1, 0, 0);
 PVAR(pf1c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 3, 0);
 PVAR(ot1_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0, 0);
 PVAR(ot2c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 0);
@@ -974,8 +974,7 @@ static const km_case attn_cases[] = {
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot1c3", ot1c3_fp8_b16_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot2c3", ot2c3_fp8_b16_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot1c4", ot1c4_fp8_b16_32k, "kv_quant"),
-    VAR_ROW("fp8_e4m3_tokhead", 16, "ot1s", ot1s_fp8_b16_32k, "kv_quant"),
-    VAR_ROW("fp8_e4m3_tokhead", 1, "ot1s", ot1s_fp8_b1_32k, "kv_quant"),
+    VAR_ROW("fp8_e4m3_tokhead", 1, "ot1", ot1_fp8_b1_32k, "kv_quant"),
     VAR_ROW("fp8_e4m3_tokhead", 16, "ot2s", ot2s_fp8_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "pf1c3", pf1c3_u3_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "ot1", ot1_u3_b16_32k, "kv_quant"),
