@@ -210,9 +210,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   // the variants and the paired tiles exist for one kernel shape only (kernel_variant, kernel_paired)
   const bool variant_shape = s->head_dim == 128 && rows_of(s) <= 8 && s->pipe == KM_ATTN_PIPE_REGISTERS &&
                              s->kv != KM_ATTN_FP8_E5M2;
-  if (s->scale_load && (s->scale_load != 1 || s->kv != KM_ATTN_FP8_E4M3 || s->scale != KM_ATTN_SCALE_TOKEN_HEAD))
+  if (s->scale_load && (s->scale_load != 1 ||
+                        !((s->kv == KM_ATTN_FP8_E4M3 && s->scale == KM_ATTN_SCALE_TOKEN_HEAD) || s->kv == KM_ATTN_TQ3)))
     return "scale_load 1 (a tile's per-token scales loaded once, one per lane): fp8 e4m3 with per-token-head "
-           "scales only";
+           "scales, or TurboQuant's norms, only";
   if (is_variant(*s)) {
     bool listed = false;
 #define KM_ATTN_VARIANT_LISTED(pf, o, ct, uw, sl) \
@@ -221,7 +222,7 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
 #undef KM_ATTN_VARIANT_LISTED
     if (!listed || !variant_shape || s->pair || (s->unpack && s->kv != KM_ATTN_U3))
       return "variants (prefetch 1, 2 or 4; O^T; 3 or 4 CTAs per SM; window unpacking for uniform 3-bit; one "
-             "scale load per lane for fp8 e4m3 per token-head): a combination KM_ATTN_VARIANTS lists, head_dim "
+             "scale load per lane for fp8 e4m3 per token-head and TurboQuant): a combination KM_ATTN_VARIANTS lists, head_dim "
              "128, <= 8 query rows per KV head, register pipeline, not e5m2, not paired";
   }
   if (s->pair && (s->pair != 1 || !variant_shape))

@@ -94,17 +94,18 @@ typedef struct km_attn_shape {
                           1: always the separate combine pass (the rows that compare the two) */
   int scale_load;      /* fp8 e4m3 per token-head: 1 loads a tile's 32 scales once (one 4-byte load per lane,
                           shuffled to the lanes that use them) instead of each of a thread's 8 with its own load;
-                          a variant, with an explicit prefetch (KM_ATTN_VARIANTS); the default variant of
-                          e4m3 per token-head loads them so too */
+                          TurboQuant: its 32 fp16 norms so, converted when the tile is computed on; a variant,
+                          with an explicit prefetch (KM_ATTN_VARIANTS); the default variant of e4m3 per
+                          token-head loads them so too */
 } km_attn_shape;
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:
- * uniform 3-bit only; scale_load 1: fp8 e4m3 per token-head only), as X(prefetch, otrans, ctas, unpack,
- * scale_load); any other combination of the five fields with one of them set has no kernel. */
+ * uniform 3-bit only; scale_load 1: fp8 e4m3 per token-head and TurboQuant only), as X(prefetch, otrans,
+ * ctas, unpack, scale_load); any other combination of the five fields with one of them set has no kernel. */
 #define KM_ATTN_VARIANTS(X)                                                                                  \
   X(1, 0, 0, 0, 0) X(2, 0, 0, 0, 0) X(4, 0, 0, 0, 0) X(1, 0, 3, 0, 0) X(1, 1, 0, 0, 0) X(2, 1, 0, 0, 0)         \
   X(1, 1, 3, 0, 0) X(2, 1, 3, 0, 0) X(1, 1, 4, 0, 0) X(1, 1, 0, 1, 0) X(2, 1, 3, 1, 0) X(1, 1, 4, 1, 0)         \
-  X(1, 1, 0, 0, 1) X(2, 1, 0, 0, 1)
+  X(1, 1, 0, 0, 1) X(2, 1, 0, 0, 1) X(2, 1, 3, 0, 1)
 
 /* Bytes of one (token, KV head) row of a cache in format kv: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte
  * records of 32 values), TurboQuant 3d / 8 (its fp16 norms are apart, in k_side / v_side). */

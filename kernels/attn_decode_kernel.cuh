@@ -443,20 +443,24 @@ __device__ __forceinline__ float shfl_same_c(float x) {
 // Tile source 1 (KM_ATTN_PIPE_REGISTERS): K and V straight from global memory into each thread's fragment
 // registers, PF tiles in flight: slot u holds tile i0 + u while the loop works through the ring, and is
 // refilled with tile i0 + u + PF as soon as its K (then its V) has been consumed. Per-token scales travel
-// with their tile's K: each thread loads its own 4 + 4 (SL 0), or (SL 1, fp8) lane (g, c) loads the one scale
-// value g of column c of the tile, i.e. K (g < 4) or V of token 8 (g / 2 % 2) + 2c + g % 2, and the threads
-// take their 4 + 4 from the lanes of their c with shuffles when the tile is computed on.
+// with their tile's K: each thread loads its own 4 + 4 (SL 0), or (SL 1: fp8's scales, TurboQuant's fp16
+// norms) lane (g, c) loads the one value g of column c of the tile, i.e. K (g < 4) or V of token
+// 8 (g / 2 % 2) + 2c + g % 2, and the threads take their 4 + 4 from the lanes of their c with shuffles when
+// the tile is computed on (a TurboQuant norm is converted and scaled then, once per lane, not at its load).
 template <typename T, int SL = 0>
 struct RegSource {
-  static_assert(!SL || T::FP8, "one scale load per lane: fp8 per token-head");
+  static_assert(!SL || T::FP8 || T::TQ, "one scale load per lane: fp8 per token-head, TurboQuant's norms");
   static constexpr int N = T::PF;
+  using Scale = typename std::conditional<T::TQ, uint16_t, float>::type;  // as stored: fp16 norm, fp32 scale
   Row<T::KBYTES> kr[N][2];
   Row<T::VBYTES> vr[N][4];
   long long row[N];
   int tile[N];
   float ksc[N][2][2], vsc[N][2][2];  // SL 0
-  float lsc[N];                      // SL 1: this lane's scale of the slot's tile
-  const float *lsrc;                 // SL 1: this lane's scale of a tile at pool row 0
+  Scale lsc[N];                      // SL 1: this lane's scale of the slot's tile
+  const Scale *lsrc;                 // SL 1: this lane's scale of a tile at pool row 0
+  int lstride;                       // SL 1, TurboQuant: elements per pool row (K norms 1, V 2 per head)
+  float lmul;                        // SL 1, TurboQuant: 1 / d for a K norm, VSF / d for a V norm
 
   __device__ __forceinline__ void load_k(Item &it, int u) {
     const char *base = it.p->k + it.head_row(row[u], T::RB) + it.c * T::KBYTES;
@@ -464,7 +468,9 @@ struct RegSource {
     load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
     // per-token scales of the thread's four tokens: fp8 per token-head, or TurboQuant's norms / head_dim
     // (scores and P carry them: the rotation has no scale)
-    if constexpr (SL) {
+    if constexpr (SL && T::TQ) {
+      lsc[u] = __ldg(lsrc + (size_t)row[u] * lstride);
+    } else if constexpr (SL) {
       if (it.p->per_token) lsc[u] = __ldg(lsrc + (size_t)row[u] * it.p->kv_heads);
     } else if constexpr (T::FP8 || T::TQ) {
       if (T::TQ || it.p->per_token) {
@@ -493,7 +499,14 @@ struct RegSource {
   __device__ __forceinline__ void start(Item &it) {
     if constexpr (SL) {
       const int tok = 8 * ((it.g >> 1) & 1) + 2 * it.c + (it.g & 1);
-      lsrc = (it.g < 4 ? it.p->k_scale : it.p->v_scale) + (size_t)tok * it.p->kv_heads + it.kvh;
+      const size_t si = (size_t)tok * it.p->kv_heads + it.kvh;
+      if constexpr (T::TQ) {
+        lstride = it.g < 4 ? it.p->kv_heads : 2 * it.p->kv_heads;
+        lsrc = it.g < 4 ? it.p->k_side + si : it.p->v_side + 2 * si;
+        lmul = it.g < 4 ? 1.f / T::DIM : T::VSF / T::DIM;
+      } else {
+        lsrc = (it.g < 4 ? it.p->k_scale : it.p->v_scale) + si;
+      }
     }
 #pragma unroll
     for (int u = 0; u < N; ++u)
@@ -507,7 +520,14 @@ struct RegSource {
   __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
   __device__ __forceinline__ void k_row(Item &, int u, int t, Row<T::KBYTES> &r) const { r = kr[u][t]; }
   __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
-    if constexpr (SL) {
+    if constexpr (SL && T::TQ) {
+      // the values SL 0 computes at the load: norm / d (K), norm x VSF / d (V)
+      const float x = __half2float(__ushort_as_half(lsc[u])) * lmul;
+      k[0][0] = shfl_same_c<0>(x), k[0][1] = shfl_same_c<1>(x);
+      k[1][0] = shfl_same_c<2>(x), k[1][1] = shfl_same_c<3>(x);
+      v[0][0] = shfl_same_c<4>(x), v[0][1] = shfl_same_c<5>(x);
+      v[1][0] = shfl_same_c<6>(x), v[1][1] = shfl_same_c<7>(x);
+    } else if constexpr (SL) {
       // the values SL 0 loads: K's scales, V's scales x VSF
       const float x = lsc[u];
       k[0][0] = shfl_same_c<0>(x), k[0][1] = shfl_same_c<1>(x);
@@ -690,8 +710,8 @@ __device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int 
 // UW: uniform 3-bit only, 1 unpacks codes two at a time from 16-bit windows (u3_unpack.h): K's pairs are
 // codes (i, i + 16) of a group, taken in KM_U3_K_PAIR's order, and the query's fragment takes its dims in
 // that order.
-// SL: fp8 and the register pipeline only, 1 loads a tile's per-token scales once, one per lane, and
-// shuffles them to the threads that use them (RegSource); the same values multiply the same products.
+// SL: fp8 and TurboQuant, register pipeline only, 1 loads a tile's per-token scales (norms) once, one per
+// lane, and shuffles them to the threads that use them (RegSource); the same values multiply the same products.
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
           int UW = 0, int SL = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
@@ -699,7 +719,8 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   constexpr int MT = T::M;
   static_assert(!OT || (T::HALVES == 1 && PIPE == KM_ATTN_PIPE_REGISTERS), "O^T: <= 8 rows, register pipeline");
   static_assert(!UW || T::U3, "16-bit window unpacking: uniform 3-bit");
-  static_assert(!SL || (T::FP8 && PIPE == KM_ATTN_PIPE_REGISTERS), "one scale load per lane: fp8, register pipeline");
+  static_assert(!SL || ((T::FP8 || T::TQ) && PIPE == KM_ATTN_PIPE_REGISTERS),
+                "one scale load per lane: fp8 or TurboQuant, register pipeline");
   constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1205,10 +1226,10 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
 }
 
 // One listed variant of format KV; the window unpacking exists for uniform 3-bit only, the one scale load
-// per lane for fp8 e4m3 only.
+// per lane for fp8 e4m3 and TurboQuant only.
 template <int KV, int PF, int O, int CT, int UW, int SL>
 Kern variant_kern() {
-  if constexpr ((UW && KV != KM_ATTN_U3) || (SL && KV != KM_ATTN_FP8_E4M3))
+  if constexpr ((UW && KV != KM_ATTN_U3) || (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
     return Kern{nullptr, 0};
   else
     return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL>();

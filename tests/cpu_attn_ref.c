@@ -244,8 +244,8 @@ static void test_planner(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, many, 1, 2, 0, 100, err, sizeof err) == -1); /* 2 pages of a 1-token ctx */
 }
 
-/* The one-scale-load-per-lane variant (scale_load) exists for fp8 e4m3 per token-head at the listed variant
- * shapes only; elsewhere the shape is refused with a reason that names the field. */
+/* The one-scale-load-per-lane variant (scale_load) exists for fp8 e4m3 per token-head and TurboQuant at the
+ * listed variant shapes only; elsewhere the shape is refused with a reason that names the field. */
 static void test_scale_load_shape(void) {
   km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_FP8_E4M3, KM_ATTN_SCALE_TOKEN_HEAD};
   sh.prefetch = 1, sh.otrans = 1, sh.scale_load = 1;
@@ -256,13 +256,20 @@ static void test_scale_load_shape(void) {
   bad.scale = KM_ATTN_SCALE_TENSOR;
   const char *why = km_attn_shape_error(&bad);
   KM_EXPECT_MSG(why && strstr(why, "scale_load"), "per tensor: %s", why ? why : "accepted");
-  const km_attn_kv others[] = {KM_ATTN_BF16, KM_ATTN_FP8_E5M2, KM_ATTN_U3, KM_ATTN_TQ3};
+  const km_attn_kv others[] = {KM_ATTN_BF16, KM_ATTN_FP8_E5M2, KM_ATTN_U3};
   for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
     bad = sh;
     bad.kv = others[i];
     why = km_attn_shape_error(&bad);
     KM_EXPECT_MSG(why && strstr(why, "scale_load"), "format %d: %s", (int)others[i], why ? why : "accepted");
   }
+  bad = sh; /* TurboQuant's norms: at its listed shapes (O^T depth 1 and 2, depth 2 capped for 3 CTAs) */
+  bad.kv = KM_ATTN_TQ3, bad.scale = KM_ATTN_SCALE_TENSOR;
+  KM_EXPECT(km_attn_shape_error(&bad) == NULL);
+  bad.prefetch = 2, bad.ctas = 3;
+  KM_EXPECT(km_attn_shape_error(&bad) == NULL);
+  bad.ctas = 4;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
   bad = sh;
   bad.scale_load = 2;
   KM_EXPECT(km_attn_shape_error(&bad) != NULL);
@@ -270,7 +277,7 @@ static void test_scale_load_shape(void) {
   bad.otrans = 0;
   KM_EXPECT(km_attn_shape_error(&bad) != NULL);
   bad = sh;
-  bad.ctas = 3;
+  bad.ctas = 4;
   KM_EXPECT(km_attn_shape_error(&bad) != NULL);
   bad = sh;
   bad.prefetch = 0, bad.otrans = 0;

@@ -401,7 +401,8 @@ int main(void) {
     const tcase *t = &depth_cases[i];
     for (size_t k = 0; k < sizeof variants / sizeof variants[0]; ++k)
       if ((!variants[k].unpack || t->kv == KM_ATTN_U3) && /* window unpacking: 3-bit only */
-          (!variants[k].scale_load || (t->kv == KM_ATTN_FP8_E4M3 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD)))
+          (!variants[k].scale_load || (t->kv == KM_ATTN_FP8_E4M3 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD) ||
+           t->kv == KM_ATTN_TQ3))
         run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, variants[k]);
   }
   /* paired tiles (odd tile counts end on a single tile; windows and pages mask inside a pair) */
