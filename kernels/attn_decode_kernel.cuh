@@ -1286,12 +1286,14 @@ constexpr bool has_default_variant() {
   return KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
 }
 // fp8 e4m3: O^T at depth 1, and with per-token-head scales a tile's scales loaded once per lane (H200,
-// 547ef6a, b16 x 32K in the same chunks: 379.1 against 457.4 us; b1 x 32K 33.2 against 37.3)
+// 547ef6a, b16 x 32K in the same chunks: 379.1 against 457.4 us; b1 x 32K 33.2 against 37.3; b06fbe9 in
+// the planner's chunks: 315.4 against 365.1). TurboQuant: its norms loaded so too (b06fbe9, b16 x 32K 446.6
+// against 496.7 us, b64 1,723.6 against 1,921.7, b1 42.9 against 45.3).
 template <int KV>
 Kern kernel_default_variant(const km_attn_shape &s) {
   return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0, 0, s.scale == KM_ATTN_SCALE_TOKEN_HEAD ? 1 : 0)
          : KV == KM_ATTN_U3      ? kernel_variant<KV>(2, 1, 3, 1, 0)
-                                 : kernel_variant<KV>(2, 1, 3, 0, 0);
+                                 : kernel_variant<KV>(2, 1, 3, 0, 1);
 }
 
 // Format KV's launch descriptor for a shape (mt: its m16 row tiles, 0 for <= 8 rows); {nullptr, 0} where it

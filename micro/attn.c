@@ -789,11 +789,11 @@ PVAR(ot1c4_fp8_b16_32k, E4, TOK, 16, 1, 1, 4, 0);
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, b, 32768, 16, 1, 0, 0, 0, 0, 0, depth, 0, 1, ctas, 0, \
                                    0, 1}
 PSL(ot2s_fp8_b16_32k, E4, TOK, 16, 2, 0);
-/* TurboQuant's fp16 norms the same way (converted when the tile is computed on, not at the load) */
-PSL(ot2c3s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 3);
-PSL(ot2c3s_tq3_b64_32k, KM_ATTN_TQ3, TEN, 64, 2, 3);
-PSL(ot2c3s_tq3_b1_32k, KM_ATTN_TQ3, TEN, 1, 2, 3);
+/* TurboQuant's fp16 norms the same way (converted when the tile is computed on, not at the load; its default
+ * at depth 2 capped for 3 CTAs), here at depth 1; its default before, at b1 and b64 */
 PSL(ot1s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0);
+PVAR(ot2c3_tq3_b64_32k, KM_ATTN_TQ3, TEN, 64, 2, 1, 3, 0);
+PVAR(ot2c3_tq3_b1_32k, KM_ATTN_TQ3, TEN, 1, 2, 1, 3, 0);
 /* the default before the scales were loaded once (O^T depth 1, each scale loaded by 8 lanes), at b1 */
 PVAR(ot1_fp8_b1_32k, E4, TOK, 1, 1, 1, 0, 0);
 PVAR(pf1c3_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 0, 3, 0);
@@ -993,9 +993,8 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 16, "ot1", ot1_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3", ot2c3_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1c4", ot1c4_tq3_b16_32k, "kv_quant"),
-    VAR_ROW("turboquant3", 16, "ot2c3s", ot2c3s_tq3_b16_32k, "kv_quant"),
-    VAR_ROW("turboquant3", 64, "ot2c3s", ot2c3s_tq3_b64_32k, "kv_quant"),
-    VAR_ROW("turboquant3", 1, "ot2c3s", ot2c3s_tq3_b1_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 64, "ot2c3", ot2c3_tq3_b64_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 1, "ot2c3", ot2c3_tq3_b1_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1s", ot1s_tq3_b16_32k, "kv_quant"),
 #define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
 #define COMB_ROW(fmt, b, params, tech) CTX32K_ROW(fmt, b, "combine", SUM_COMB, params, tech)

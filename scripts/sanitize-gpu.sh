@@ -12,6 +12,11 @@
 #   KM_SAN_ARGS     extra compute-sanitizer flags, e.g. "--print-limit 20"
 #   KM_SAN_LEAKS    0: memcheck without --leak-check full (default 1: unfreed device memory is an error)
 #   KM_SAN_RACE_EXCLUDE  racecheck's --kernel-name-exclude filter (default kns=nvjet: cuBLASLt's kernels; "" none)
+#   KM_SAN_RACE_SKIP     cases racecheck leaves out when KM_SAN_FILTER is unset (default ^prefix/prefill/, ""
+#                        none): at b06fbe9 racecheck stopped on "Internal Sanitizer Error: The Sanitizer failed to
+#                        handle a hardware exception" in the first of them (cuBLASLt's GEMM with its kernels
+#                        excluded, then the reference GEMM), and every later case failed on the broken context;
+#                        memcheck and initcheck pass the same cases
 set -uo pipefail
 build=${1:-build}
 out=${OUT:-.}
@@ -50,11 +55,13 @@ tool_flags() {
 # Exit 99 is the sanitizer's own "errors found"; any other non-zero is micro's status or a timeout. Colour
 # is turned off explicitly: under compute-sanitizer micro's stdout tests as a terminal.
 run_tool() {
-  local tool=$1 log="$out/sanitize-$1.txt" rc t0=$SECONDS smoke=""
+  local tool=$1 log="$out/sanitize-$1.txt" rc t0=$SECONDS smoke="" filter=${KM_SAN_FILTER:-}
   [[ " $smoke_tools " == *" $tool "* ]] && smoke=--smoke
+  local race_skip=${KM_SAN_RACE_SKIP-^prefix/prefill/}
+  [ "$tool" = racecheck ] && [ -z "$filter" ] && [ -n "$race_skip" ] && filter="-$race_skip"
   # shellcheck disable=SC2046,SC2086
   timeout --kill-after=10 "$limit" "$san" --tool "$tool" --error-exitcode 99 $(tool_flags "$tool") ${KM_SAN_ARGS:-} \
-    "$micro" --quick $smoke ${KM_SAN_FILTER:+--filter "$KM_SAN_FILTER"} -- --benchmark_color=false >"$log" 2>&1
+    "$micro" --quick $smoke ${filter:+--filter "$filter"} -- --benchmark_color=false >"$log" 2>&1
   rc=$?
   local summary
   summary=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | sed 's/^=* *//' | paste -sd ';' - | sed 's/;/; /g')
@@ -69,7 +76,7 @@ run_tool() {
   local ran
   ran=$(grep -m1 '^smoke run:' "$log" | sed 's/^smoke run: //')
   printf 'sanitize %-9s %s in %d s (micro --quick%s%s): %s\n' "$tool" "$([ $rc -eq 0 ] && echo ok || echo FAILED)" \
-    $((SECONDS - t0)) "${smoke:+ $smoke}" "${KM_SAN_FILTER:+ --filter $KM_SAN_FILTER}" "$summary${ran:+; $ran}"
+    $((SECONDS - t0)) "${smoke:+ $smoke}" "${filter:+ --filter $filter}" "$summary${ran:+; $ran}"
   return $rc
 }
 
