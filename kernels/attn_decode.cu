@@ -386,7 +386,8 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
 
 extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args *a, cudaStream_t stream) {
   const km_attn_shape *s = &pl->shape;
-  const Kern k = decode_for(s);
+  const Kern k = a->stamps ? kernel_stamped(*s, mtiles_of(s)) : decode_for(s);
+  if (a->stamps && !k.fn) return cudaErrorNotSupported;
   if (!k.fn || !pl->ch.d_arrays) return cudaErrorInvalidValue;
   const bool fp8 = s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2;
   if (fp8 && (!a->k_scale || !a->v_scale)) return cudaErrorInvalidValue;
@@ -422,6 +423,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.per_token = (s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2) && s->scale == KM_ATTN_SCALE_TOKEN_HEAD;
   p.items = pl->num_chunks * s->num_kv_heads;
   p.scale_log2 = a->sm_scale * LOG2E;
+  p.stamps = a->stamps;
   size_t smem = (size_t)k.smem;
   if (pl->split) {
     p.part_o = (float *)a->workspace;

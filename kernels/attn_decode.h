@@ -152,6 +152,25 @@ cudaError_t km_attn_workspace_init(const km_attn_plan *p, void *workspace, cudaS
 double km_attn_kv_bytes_read(const km_attn_plan *p);
 double km_attn_partial_bytes(const km_attn_plan *p);
 
+/* Stamps (km_attn_args.stamps): KM_ATTN_STAMPS 64-bit values per work item (warp), in item order
+ * (num_chunks x kv_heads): the SM clock (clock64) at each point of the step, the global timer (ns) at its
+ * start and end, the SM and whether the warp's CTA wrote the output, and the chunk's tiles. */
+enum {
+  KM_ATTN_STAMP_START_NS = 0, /* global timer, ns: the warp starts */
+  KM_ATTN_STAMP_START,        /* SM clock: the warp starts */
+  KM_ATTN_STAMP_METADATA,     /* its chunk's sequence, tile range and context length have arrived */
+  KM_ATTN_STAMP_Q,            /* its query fragments have arrived */
+  KM_ATTN_STAMP_FIRST_TILE,   /* the first tile is done (its K and V loaded, scores, softmax, P V) */
+  KM_ATTN_STAMP_LOOP,         /* every tile is done */
+  KM_ATTN_STAMP_WRITTEN,      /* its partial (or output) is written */
+  KM_ATTN_STAMP_END,          /* SM clock: the warp ends (after the CTA merge, where the plan has it) */
+  KM_ATTN_STAMP_END_NS,       /* global timer, ns: the warp ends */
+  KM_ATTN_STAMP_SM,           /* bits 0-15: the SM; bit 16: its CTA wrote the output (the merge's last) */
+  KM_ATTN_STAMP_TILES,        /* tiles of its chunk */
+  KM_ATTN_STAMP_SPARE,        /* not written by a real step */
+  KM_ATTN_STAMPS
+};
+
 typedef struct km_attn_args {
   const uint16_t *q;
   const void *k_cache, *v_cache;
@@ -163,6 +182,9 @@ typedef struct km_attn_args {
   uint16_t *out;
   void *workspace;
   const uint16_t *k_side, *v_side; /* TurboQuant: the quantizer's fp16 side data (norms) */
+  unsigned long long *stamps;      /* NULL, or KM_ATTN_STAMPS values per item: the step runs the stamped kernel
+                                      (bf16, head_dim 128, <= 8 rows, register pipeline, no variant; any other
+                                      shape is refused with cudaErrorNotSupported) */
 } km_attn_args;
 
 /* The step: the decode kernel, then the combine pass when the plan splits without cta_merge. */

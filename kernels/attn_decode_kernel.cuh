@@ -54,7 +54,22 @@ struct Params {
   float scale_log2;
   const uint16_t *k_side, *v_side;  // TurboQuant: fp16 norms, K [rows x kv_heads], V [rows x kv_heads][2]
   uint32_t sign[4];                 // TurboQuant: bit i of word w flips element 32 w + i (head_dim 128)
+  unsigned long long *stamps;       // the stamped instantiation (ST 1): KM_ATTN_STAMPS values per item
 };
+
+// Stamps (decode_kernel's ST 1, km_attn_args.stamps; the slots are KM_ATTN_STAMP_*): lane 0 of each warp
+// writes when it reached each point. A point that waits for a value (the chunk's metadata, Q, the first
+// tile's result) branches on it first: the branch needs the value, and the clock is read after it.
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void stamp_after(unsigned long long *st, int slot, uint32_t dep, int lane) {
+  if (dep == 0x7fbfffdeu) st[KM_ATTN_STAMP_SPARE] = 1;  // never taken by a real step; needs dep
+  const unsigned long long t = clock64();
+  if (lane == 0) st[slot] = t;
+}
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -644,8 +659,9 @@ __device__ __forceinline__ void merge_partial(float &m, float &wsum, float4 &acc
 // They become the CTA's one partial (workspace slot blockIdx.x), and the CTA counts itself in; the last CTA
 // of the (sequence, KV head) merges the sequence's partials into the bf16 output and sets the count back to
 // zero for the next step. No second launch, and a quarter of the partials a separate pass would read.
+// Returns whether this CTA was its (sequence, KV head)'s last, the one that wrote the output.
 template <int D>
-__device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int seq, int kvh) {
+__device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int seq, int kvh) {
   __shared__ int s_last;
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = rows * D4;
@@ -672,7 +688,7 @@ __device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int 
     if (s_last) *count = 0;  // no other CTA of this step touches it again
   }
   __syncthreads();
-  if (!s_last) return;
+  if (!s_last) return false;
   __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
   constexpr int U = 16;  // partials in flight per thread (b1 x 32K: 32 CTA partials per (sequence, KV head))
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
@@ -698,6 +714,7 @@ __device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int 
     *reinterpret_cast<uint2 *>(orow) =
         make_uint2(pack_f32x2(acc.x * inv, acc.y * inv, false), pack_f32x2(acc.z * inv, acc.w * inv, false));
   }
+  return true;
 }
 
 // TT: tiles per softmax step (1; 2 for the paired-tile rows: one max/sum reduction and one O rescale per
@@ -712,8 +729,10 @@ __device__ __forceinline__ void cta_merge(const Params &p, const float *sm, int 
 // that order.
 // SL: fp8 and TurboQuant, register pipeline only, 1 loads a tile's per-token scales (norms) once, one per
 // lane, and shuffles them to the threads that use them (RegSource); the same values multiply the same products.
+// ST: 1 records when each warp reaches the step's points in p.stamps (stamp_after; a debug instantiation of
+// the bf16 kernel, kernel_stamped; every other instantiation is ST 0 and has none of it).
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0>
+          int UW = 0, int SL = 0, int ST = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -726,6 +745,12 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int item = blockIdx.x * WARPS + warp;
   if (item >= p.items) return;  // never with cta_merge (items = WARPS x CTAs)
+  [[maybe_unused]] unsigned long long *stamp = nullptr;
+  if constexpr (ST) {
+    stamp = p.stamps + (size_t)item * KM_ATTN_STAMPS;
+    const unsigned long long t = global_ns(), k = clock64();
+    if (lane == 0) stamp[KM_ATTN_STAMP_START_NS] = t, stamp[KM_ATTN_STAMP_START] = k;
+  }
   const int g = lane >> 2, c = lane & 3;
   // item = chunk x kv_heads + kvh, or with cta_merge CTA = quad x kv_heads + kvh and chunk = WARPS x quad + warp
   const int chunk = p.cta_merge ? WARPS * (int)(blockIdx.x / p.kv_heads) + warp : item / p.kv_heads;
@@ -734,6 +759,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
   const int ctx = __ldg(p.ctx_lens + seq);
   const int q_first = ctx - p.q_len;  // position of query token 0
+  if constexpr (ST) stamp_after(stamp, KM_ATTN_STAMP_METADATA, (uint32_t)(ctx ^ tb ^ te), lane);
 
   // ---- Q fragments (rows r = g + 8h + 16mt; row r is query token r / group, head kvh * group + r % group)
   uint32_t qa[MT][T::KSTEPS][4];
@@ -799,6 +825,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
         }
       }
     }
+  if constexpr (ST) stamp_after(stamp, KM_ATTN_STAMP_Q, qa[0][0][0] ^ qa[MT - 1][T::KSTEPS - 1][T::HALVES - 1], lane);
   int qpos[MT][2];  // position of each of the thread's rows' query token
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
@@ -1018,9 +1045,12 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
         step(std::integral_constant<int, 2>{}, u, i);
       else
         step(std::integral_constant<int, 1>{}, u, i);
+      if constexpr (ST)
+        if (i == tb) stamp_after(stamp, KM_ATTN_STAMP_FIRST_TILE, __float_as_uint(o[0][0][0]), lane);
     }
   }
   src.finish();
+  if constexpr (ST) stamp_after(stamp, KM_ATTN_STAMP_LOOP, __float_as_uint(o[0][0][0]) ^ __float_as_uint(l[0][0]), lane);
 
   // ---- TurboQuant: O holds sum p (norm_v / d) level(codes): back from the rotated domain, o = S H o', once
   // per row (the combine pass is linear, so partials can be rotated back before it); output dim 32c + i of a
@@ -1187,7 +1217,18 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
         }
       }
   }
-  if (p.cta_merge) cta_merge<D>(p, reinterpret_cast<float *>(smem), seq, kvh);
+  if constexpr (ST) {
+    const unsigned long long k = clock64();
+    if (lane == 0) stamp[KM_ATTN_STAMP_WRITTEN] = k, stamp[KM_ATTN_STAMP_TILES] = (unsigned long long)(te - tb);
+  }
+  const bool last = p.cta_merge ? cta_merge<D>(p, reinterpret_cast<float *>(smem), seq, kvh) : direct;
+  if constexpr (ST) {
+    const unsigned long long k = clock64(), t = global_ns();
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    if (lane == 0)
+      stamp[KM_ATTN_STAMP_END] = k, stamp[KM_ATTN_STAMP_END_NS] = t, stamp[KM_ATTN_STAMP_SM] = sm | (last ? 1u << 16 : 0u);
+  }
 }
 
 // A decode kernel and the dynamic shared memory (its slot ring) it launches with.
@@ -1197,10 +1238,10 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0>
+          int UW = 0, int SL = 0, int ST = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -1317,6 +1358,10 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
   else
     return kernel_for_dims<KV>(s.head_dim, mt, s.pipe);
 }
+
+// The stamped instantiation (ST 1) of bf16's default kernel at head_dim 128 with <= 8 rows (the register
+// pipeline, no variant), {nullptr, 0} for any other shape; in attn_decode_bf16.cu.
+Kern kernel_stamped(const km_attn_shape &s, int mt);
 
 // Each format's kernels_of, instantiated in its own translation unit (attn_decode_<format>.cu).
 Kern kernels_bf16(const km_attn_shape &s, int mt);

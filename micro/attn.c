@@ -13,6 +13,7 @@
 #include "attn_baselines.h"
 #include "attn_decode.h"
 #include "attn_ref.h"
+#include "attn_stamps.h"
 #include "bench.h"
 #include "check.h"
 #include "fill.h"
@@ -50,6 +51,7 @@ typedef struct attn_params {
   int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
   int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
   int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
+  int stamps;        /* 1: the stamped kernel (bf16, head_dim 128, <= 8 rows): where the step's time goes */
 } attn_params;
 
 enum {
@@ -102,6 +104,8 @@ typedef struct attn_run {
   km_attn_plan cplan;
   km_attn_args cargs;
   km_quant_plan qplan; /* 3-bit caches: the quant family's quantizer */
+  uint64_t *stamps;    /* the stamped kernel's KM_ATTN_STAMPS values per work item (device) */
+  int stamp_items;
 } attn_run;
 
 static size_t elem_bytes(km_attn_kv kv) { return kv == KM_ATTN_BF16 ? 2 : 1; }
@@ -445,6 +449,12 @@ static void setup(km_bench *b, const attn_params *p, attn_run *r) {
     r->args.workspace = r->ws;
     KM_CUDA(b, km_attn_workspace_init(&r->plan, r->ws, s));
   }
+  if (p->stamps) {
+    r->stamp_items = r->plan.num_chunks * r->sh.num_kv_heads;
+    r->stamps = km_bench_device_alloc(b, (size_t)r->stamp_items * KM_ATTN_STAMPS * sizeof(uint64_t));
+    KM_RETURN_IF_STOPPED(b);
+    r->args.stamps = (unsigned long long *)r->stamps;
+  }
   r->naive.shape = r->sh;
   r->naive.batch = r->batch;
   r->naive.max_blocks_per_seq = r->mbps;
@@ -597,6 +607,7 @@ static int run_both(km_bench *b, attn_run *r, int copy, uint16_t *got, uint16_t 
   KM_CUDA_OR_FAIL(b, cudaMemcpyAsync(got, r->out, n * 2, cudaMemcpyDeviceToHost, s));
   km_attn_args na = r->args;
   na.out = r->out_check;
+  na.stamps = NULL;
   if (r->p->op == A_NAIVE)
     KM_CUDA_OR_FAIL(b, km_attn_decode(&r->plan, &na, s));
   else
@@ -680,6 +691,28 @@ static const char *kv_name(const km_attn_shape *s) {
   return s->scale == KM_ATTN_SCALE_TOKEN_HEAD ? "fp8 e5m2 per token-head" : "fp8 e5m2 per tensor";
 }
 
+/* The stamped kernel's last launch: where its time went (counters, and a line for the label). */
+static void stamp_report(km_bench *b, attn_run *r, char *line, size_t len) {
+  const size_t n = (size_t)r->stamp_items * KM_ATTN_STAMPS;
+  uint64_t *h = km_bench_host_alloc(b, n * sizeof *h);
+  if (!h) return;
+  KM_CUDA(b, cudaMemcpy(h, r->stamps, n * sizeof *h, cudaMemcpyDeviceToHost));
+  km_attn_stamp_summary sm;
+  char err[200];
+  if (km_attn_stamps_summarize(h, r->stamp_items, &sm, err, sizeof err) != 0) {
+    km_bench_fail(b, "stamps: %s", err);
+    return;
+  }
+  km_bench_counter(b, "stamp_span_us", sm.span_us);
+  km_bench_counter(b, "stamp_start_spread_us", sm.start_spread_us);
+  km_bench_counter(b, "stamp_first_tile_us", sm.median.first_tile);
+  km_bench_counter(b, "stamp_per_tile_us", sm.per_tile_us);
+  km_bench_counter(b, "stamp_last_merge_us", sm.last.merge);
+  km_bench_counter(b, "stamp_sm_mhz", sm.cycles_per_us);
+  line[0] = ';', line[1] = ' ';
+  km_attn_stamps_format(&sm, line + 2, len - 2);
+}
+
 static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   setup(b, p, r);
   KM_RETURN_IF_STOPPED(b);
@@ -698,11 +731,14 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
              p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "",
              p->scale_load ? ", scales loaded once per tile" : "");
   const char *merge = !r->plan.split ? "" : r->plan.cta_merge ? ", partials merged in the kernel" : ", combine pass";
-  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s%s",
+  char stamps[700] = "";
+  if (p->stamps) stamp_report(b, r, stamps, sizeof stamps);
+  KM_RETURN_IF_STOPPED(b);
+  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s%s%s",
                  r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
                  p->skewed ? "long-tailed, " : "", ctx_tokens, r->sh.block_size, r->sh.q_len,
                  p->window ? ", window" : "", p->op == A_QUEST ? ", Quest pages" : "", r->plan.num_chunks,
-                 r->plan.chunk_tiles, merge, p->evicted_from ? ", compacted cache" : "", variant);
+                 r->plan.chunk_tiles, merge, p->evicted_from ? ", compacted cache" : "", variant, stamps);
 }
 
 /* The plans live in the case's stack frame: freed here, after the step, whatever stopped it. */
@@ -827,6 +863,13 @@ PCT(ct1_quest_b1_32k, A_QUEST, 1, 32768, 2048, 1);
 PCT(ct2_quest_b1_32k, A_QUEST, 1, 32768, 2048, 2);
 PCT(ct1_bf16_b1_4k, A_DECODE, 1, 4096, 0, 1);
 PCT(ct2_bf16_b1_4k, A_DECODE, 1, 4096, 0, 2);
+/* the stamped kernel: each warp's clock at the step's points (kernels/attn_decode.h, KM_ATTN_STAMP_*) */
+#define PST(name, b, ctx) \
+  static const attn_params name = {A_DECODE, 32, 8, 128, BF, TEN, b, ctx, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}
+PST(st_bf16_b1_4k, 1, 4096);
+PST(st_bf16_b1_16k, 1, 16384);
+PST(st_bf16_b1_32k, 1, 32768);
+PST(st_bf16_b16_32k, 16, 32768);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1011,6 +1054,15 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
     {"attn/decode/gqa32x8/d128/bf16/b1/ctx4k/ct2", T_GQA, SUM_CT, run_attn, &ct2_bf16_b1_4k, 0,
      "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
+#define SUM_ST "the same step in the stamped kernel (each warp's SM clock at its chunk's metadata, Q, first tile, " \
+               "last tile, partial and end): the label says where the time goes"
+#define ST_ROW(b, cs, params)                                                                                 \
+  {"attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs "/stamps", T_GQA, SUM_ST, run_attn, &params, 0,          \
+   "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs}
+    ST_ROW(1, 4k, st_bf16_b1_4k),
+    ST_ROW(1, 16k, st_bf16_b1_16k),
+    ST_ROW(1, 32k, st_bf16_b1_32k),
+    ST_ROW(16, 32k, st_bf16_b16_32k),
     {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine", "sparse_read", SUM_COMB, run_attn,
      &comb_quest_b1_32k, 0, "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},

@@ -12,6 +12,7 @@
 #include "attn_baselines.h"
 #include "attn_decode.h"
 #include "attn_ref.h"
+#include "attn_stamps.h"
 #include "quant_ref.h"
 #include "sparse_ref.h"
 #include "test_util.h"
@@ -42,9 +43,9 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 }
 
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
- * separate combine pass, fp8 scales loaded once per tile (all 0: the default kernel) */
+ * separate combine pass, fp8 scales loaded once per tile, the stamped kernel (all 0: the default kernel) */
 typedef struct variant {
-  int prefetch, pair, otrans, ctas, unpack, combine, scale_load;
+  int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -193,7 +194,14 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
     KM_EXPECT_CUDA(cudaMemset(ws, 0xFF, km_attn_workspace_bytes(&plan))); /* partials poisoned too */
     KM_EXPECT_CUDA(km_attn_workspace_init(&plan, ws, 0));
   }
-  km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws, dkside, dvside};
+  km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws, dkside, dvside, NULL};
+  const int items = plan.num_chunks * kvh;
+  unsigned long long *dstamps = NULL;
+  if (v.stamps) {
+    KM_EXPECT_CUDA(cudaMalloc((void **)&dstamps, (size_t)items * KM_ATTN_STAMPS * 8));
+    KM_EXPECT_CUDA(cudaMemset(dstamps, 0, (size_t)items * KM_ATTN_STAMPS * 8));
+    a.stamps = dstamps;
+  }
   /* the CTA merge's counts must be back at zero after a step: the checked step is the second */
   if (plan.cta_merge) KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
   KM_EXPECT_CUDA(cudaMemset(dout, 0xFF, qn * 2));
@@ -201,6 +209,27 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   KM_EXPECT_CUDA(cudaDeviceSynchronize());
   uint16_t *got = malloc(qn * 2), *got2 = malloc(qn * 2);
   KM_EXPECT_CUDA(cudaMemcpy(got, dout, qn * 2, cudaMemcpyDeviceToHost));
+  if (v.stamps) {
+    /* every warp stamped, its points in order, its chunk's tiles adding up to the step's, and with the CTA
+     * merge exactly one CTA (4 warps) per (sequence, KV head) marked as the one that wrote the output */
+    uint64_t *hs = malloc((size_t)items * KM_ATTN_STAMPS * 8);
+    KM_EXPECT_CUDA(cudaMemcpy(hs, dstamps, (size_t)items * KM_ATTN_STAMPS * 8, cudaMemcpyDeviceToHost));
+    km_attn_stamp_summary sm;
+    char serr[200] = "";
+    KM_EXPECT_MSG(km_attn_stamps_summarize(hs, items, &sm, serr, sizeof serr) == 0, "%s: stamps: %s", t->what, serr);
+    long long tiles = 0, want = 0, wrote = 0;
+    for (int i = 0; i < items; ++i) {
+      tiles += (long long)hs[(size_t)i * KM_ATTN_STAMPS + KM_ATTN_STAMP_TILES];
+      wrote += (hs[(size_t)i * KM_ATTN_STAMPS + KM_ATTN_STAMP_SM] >> 16) & 1;
+      KM_EXPECT(hs[(size_t)i * KM_ATTN_STAMPS + KM_ATTN_STAMP_SPARE] == 0);
+    }
+    for (int i = 0; i < t->batch; ++i) want += (long long)(t->ctx[i] + 15) / 16 * kvh;
+    KM_EXPECT_MSG(tiles == want, "%s: stamps count %lld tiles, the step has %lld", t->what, tiles, want);
+    if (plan.cta_merge)
+      KM_EXPECT_MSG(wrote == 4LL * t->batch * kvh, "%s: %lld warps in output-writing CTAs, want %d", t->what, wrote,
+                    4 * t->batch * kvh);
+    free(hs);
+  }
   if (check_naive) {
     km_attn_naive_shape ns = {sh, t->batch, mbps, sp};
     km_attn_args a2 = a;
@@ -256,6 +285,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
   cudaFree(dtab), cudaFree(dctx), cudaFree(dsel), cudaFree(ws), cudaFree(dkside), cudaFree(dvside);
+  cudaFree(dstamps);
   free(kside), free(vside);
   free(perm), free(table), free(kc), free(vc), free(ks), free(vs), free(q), free(sel), free(got), free(got2);
 }
@@ -319,6 +349,23 @@ static void test_plan_errors(void) {
   bad.q_len = 4;
   bad.num_kv_heads = 2; /* 16 x 4 rows */
   KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+}
+
+/* The stamped kernel exists for bf16 at head_dim 128 only: any other shape is refused before anything is
+ * read. */
+static void stamps_refused(int ctx) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_FP8_E4M3, KM_ATTN_SCALE_TOKEN_HEAD};
+  km_attn_plan pl;
+  char err[200];
+  const int32_t c[1] = {ctx};
+  KM_EXPECT(km_attn_plan_make(&pl, &sh, 1, c, (ctx + 15) / 16, 0, 0, km_attn_target_warps(&sh, 0), err, sizeof err) == 0);
+  KM_EXPECT_CUDA(km_attn_plan_upload(&pl, 0));
+  km_attn_args a;
+  memset(&a, 0, sizeof a);
+  unsigned long long one[KM_ATTN_STAMPS];
+  a.stamps = one;
+  KM_EXPECT(km_attn_decode(&pl, &a, 0) == cudaErrorNotSupported);
+  km_attn_plan_free(&pl);
 }
 
 int main(void) {
@@ -443,6 +490,19 @@ int main(void) {
     if (t->kv == KM_ATTN_FP8_E4M3 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD)
       run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){1, 0, 1, 0, 0, 0, 1}); /* one scale load per lane */
   }
+  /* the stamped kernel (bf16, head_dim 128, <= 8 rows): the same outputs, and stamps that add up; with the
+   * CTA merge, the combine pass and without a split */
+  static const int c_st[] = {5000}, c_one[] = {40};
+  const tcase stamp_cases[] = {
+      {"stamps: gqa 32:8 bf16 b1 x 5000 (merged)", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_st, 0, 4, 1},
+      {"stamps: gqa 32:8 bf16, 3 sequences", 32, 8, 128, 16, 1, 0, B, TEN, 3, c_m, 0, 0, 0},
+      {"stamps: gqa 8:2 bf16, one chunk", 8, 2, 128, 16, 1, 0, B, TEN, 1, c_one, 0, 100, 0},
+  };
+  for (size_t i = 0; i < sizeof stamp_cases / sizeof stamp_cases[0]; ++i) {
+    run_case_with(&stamp_cases[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 0, 0, 1});
+    run_case_with(&stamp_cases[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 1, 0, 1});
+  }
+  stamps_refused(c_st[0]);
   /* every case through both tile pipelines (the simple kernel checked once) */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     run_case(&cases[i], 1, KM_ATTN_PIPE_REGISTERS);
