@@ -98,7 +98,9 @@ Kern kernel_for_format(const km_attn_shape &s, int mt) {
 int rows_of(const km_attn_shape *s) { return s->q_len * (s->num_heads / s->num_kv_heads); }
 int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s) + 15) / 16; }
 
-Kern decode_for(const km_attn_shape *s) {
+// The step's kernel: the format's, or with stamps or a wider merge one of bf16's other instantiations.
+Kern decode_for(const km_attn_shape *s, bool stamps = false) {
+  if (stamps || s->merge_inflight == 32) return kernel_bf16_extra(*s, mtiles_of(s), stamps);
   return kernel_for_format(*s, mtiles_of(s));
 }
 
@@ -225,6 +227,12 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
              "scale load per lane for fp8 e4m3 per token-head and TurboQuant): a combination KM_ATTN_VARIANTS lists, head_dim "
              "128, <= 8 query rows per KV head, register pipeline, not e5m2, not paired";
   }
+  if (s->merge_inflight != 0 && s->merge_inflight != 16 && s->merge_inflight != 32)
+    return "merge_inflight must be 0, 16 or 32";
+  if (s->merge_inflight == 32 && (s->kv != KM_ATTN_BF16 || s->head_dim != 128 || rows_of(s) > 8 ||
+                                  s->pipe != KM_ATTN_PIPE_REGISTERS || s->pair || is_variant(*s) || s->combine))
+    return "merge_inflight 32: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, "
+           "combine 0";
   if (s->pair && (s->pair != 1 || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
@@ -386,7 +394,7 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
 
 extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args *a, cudaStream_t stream) {
   const km_attn_shape *s = &pl->shape;
-  const Kern k = a->stamps ? kernel_stamped(*s, mtiles_of(s)) : decode_for(s);
+  const Kern k = decode_for(s, a->stamps != nullptr);
   if (a->stamps && !k.fn) return cudaErrorNotSupported;
   if (!k.fn || !pl->ch.d_arrays) return cudaErrorInvalidValue;
   const bool fp8 = s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2;

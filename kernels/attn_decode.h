@@ -97,6 +97,9 @@ typedef struct km_attn_shape {
                           TurboQuant: its 32 fp16 norms so, converted when the tile is computed on; a variant,
                           with an explicit prefetch (KM_ATTN_VARIANTS); the default variant of e4m3 per
                           token-head loads them so too */
+  int merge_inflight;  /* the CTA merge's last CTA: 0 or 16 CTA partials in flight per thread, 32: all of up to 32
+                          at once (one L2 round at b1 x 32K instead of two; bf16, head_dim 128, <= 8 rows,
+                          register pipeline, no variant, combine 0) */
 } km_attn_shape;
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:
@@ -184,7 +187,8 @@ typedef struct km_attn_args {
   const uint16_t *k_side, *v_side; /* TurboQuant: the quantizer's fp16 side data (norms) */
   unsigned long long *stamps;      /* NULL, or KM_ATTN_STAMPS values per item: the step runs the stamped kernel
                                       (bf16, head_dim 128, <= 8 rows, register pipeline, no variant; any other
-                                      shape is refused with cudaErrorNotSupported) */
+                                      shape is refused with cudaErrorNotSupported), with the shape's
+                                      merge_inflight */
 } km_attn_args;
 
 /* The step: the decode kernel, then the combine pass when the plan splits without cta_merge. */

@@ -6,9 +6,13 @@ km_attn_detail::Kern km_attn_detail::kernels_bf16(const km_attn_shape &s, int mt
   return kernels_of<KM_ATTN_BF16>(s, mt);
 }
 
-km_attn_detail::Kern km_attn_detail::kernel_stamped(const km_attn_shape &s, int mt) {
+km_attn_detail::Kern km_attn_detail::kernel_bf16_extra(const km_attn_shape &s, int mt, bool stamps) {
   if (s.kv != KM_ATTN_BF16 || s.head_dim != 128 || mt != 0 || s.pipe != KM_ATTN_PIPE_REGISTERS || s.pair ||
       is_variant(s))
     return Kern{nullptr, 0};
-  return kernel_pipe<128, KM_ATTN_BF16, 0, KM_ATTN_PIPE_REGISTERS, 0, 1, 0, KM_ATTN_MIN_BLOCKS, 0, 0, 1>();
+  constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
+  if (s.merge_inflight == 32)
+    return stamps ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 1, 32>()
+                  : kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 32>();
+  return stamps ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 1, 16>() : Kern{nullptr, 0};
 }

@@ -659,8 +659,10 @@ __device__ __forceinline__ void merge_partial(float &m, float &wsum, float4 &acc
 // They become the CTA's one partial (workspace slot blockIdx.x), and the CTA counts itself in; the last CTA
 // of the (sequence, KV head) merges the sequence's partials into the bf16 output and sets the count back to
 // zero for the next step. No second launch, and a quarter of the partials a separate pass would read.
-// Returns whether this CTA was its (sequence, KV head)'s last, the one that wrote the output.
-template <int D>
+// Returns whether this CTA was its (sequence, KV head)'s last, the one that wrote the output. U: the CTA
+// partials each of the last CTA's threads has in flight (b1 x 32K: 32 per (sequence, KV head), so 16 take two
+// rounds of L2 loads and 32 one).
+template <int D, int U = 16>
 __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int seq, int kvh) {
   __shared__ int s_last;
   constexpr int D4 = D / 4;
@@ -690,7 +692,6 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
   __syncthreads();
   if (!s_last) return false;
   __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
-  constexpr int U = 16;  // partials in flight per thread (b1 x 32K: 32 CTA partials per (sequence, KV head))
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
     const int r = i / D4, e = i % D4 * 4;
     float m = -INFINITY, wsum = 0.f;
@@ -730,9 +731,11 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
 // SL: fp8 and TurboQuant, register pipeline only, 1 loads a tile's per-token scales (norms) once, one per
 // lane, and shuffles them to the threads that use them (RegSource); the same values multiply the same products.
 // ST: 1 records when each warp reaches the step's points in p.stamps (stamp_after; a debug instantiation of
-// the bf16 kernel, kernel_stamped; every other instantiation is ST 0 and has none of it).
+// the bf16 kernel, kernel_bf16_extra; every other instantiation is ST 0 and has none of it).
+// MW: the CTA merge's partials in flight per thread in the last CTA (cta_merge's U; 32 only in
+// kernel_bf16_extra's instantiations).
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -1221,7 +1224,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
     const unsigned long long k = clock64();
     if (lane == 0) stamp[KM_ATTN_STAMP_WRITTEN] = k, stamp[KM_ATTN_STAMP_TILES] = (unsigned long long)(te - tb);
   }
-  const bool last = p.cta_merge ? cta_merge<D>(p, reinterpret_cast<float *>(smem), seq, kvh) : direct;
+  const bool last = p.cta_merge ? cta_merge<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh) : direct;
   if constexpr (ST) {
     const unsigned long long k = clock64(), t = global_ns();
     unsigned sm;
@@ -1238,10 +1241,10 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -1359,9 +1362,10 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
     return kernel_for_dims<KV>(s.head_dim, mt, s.pipe);
 }
 
-// The stamped instantiation (ST 1) of bf16's default kernel at head_dim 128 with <= 8 rows (the register
-// pipeline, no variant), {nullptr, 0} for any other shape; in attn_decode_bf16.cu.
-Kern kernel_stamped(const km_attn_shape &s, int mt);
+// The other instantiations of bf16's default kernel at head_dim 128 with <= 8 rows (the register pipeline, no
+// variant): stamped (ST 1) and/or with the shape's merge_inflight 32 (MW 32); {nullptr, 0} for any other
+// shape; in attn_decode_bf16.cu.
+Kern kernel_bf16_extra(const km_attn_shape &s, int mt, bool stamps);
 
 // Each format's kernels_of, instantiated in its own translation unit (attn_decode_<format>.cu).
 Kern kernels_bf16(const km_attn_shape &s, int mt);

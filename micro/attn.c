@@ -52,6 +52,7 @@ typedef struct attn_params {
   int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
   int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
   int stamps;        /* 1: the stamped kernel (bf16, head_dim 128, <= 8 rows): where the step's time goes */
+  int merge_inflight; /* 32: the CTA merge's last CTA loads all of up to 32 CTA partials at once (bf16) */
 } attn_params;
 
 enum {
@@ -178,6 +179,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.unpack = p->unpack;
   r->sh.combine = p->combine;
   r->sh.scale_load = p->scale_load;
+  r->sh.merge_inflight = p->merge_inflight;
   r->batch = p->batch;
 }
 
@@ -730,7 +732,10 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
     snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s%s", p->otrans ? "O^T, " : "",
              p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "",
              p->scale_load ? ", scales loaded once per tile" : "");
-  const char *merge = !r->plan.split ? "" : r->plan.cta_merge ? ", partials merged in the kernel" : ", combine pass";
+  const char *merge = !r->plan.split       ? ""
+                      : !r->plan.cta_merge  ? ", combine pass"
+                      : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
+                                            : ", partials merged in the kernel";
   char stamps[700] = "";
   if (p->stamps) stamp_report(b, r, stamps, sizeof stamps);
   KM_RETURN_IF_STOPPED(b);
@@ -864,12 +869,18 @@ PCT(ct2_quest_b1_32k, A_QUEST, 1, 32768, 2048, 2);
 PCT(ct1_bf16_b1_4k, A_DECODE, 1, 4096, 0, 1);
 PCT(ct2_bf16_b1_4k, A_DECODE, 1, 4096, 0, 2);
 /* the stamped kernel: each warp's clock at the step's points (kernels/attn_decode.h, KM_ATTN_STAMP_*) */
-#define PST(name, b, ctx) \
-  static const attn_params name = {A_DECODE, 32, 8, 128, BF, TEN, b, ctx, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}
-PST(st_bf16_b1_4k, 1, 4096);
-PST(st_bf16_b1_16k, 1, 16384);
-PST(st_bf16_b1_32k, 1, 32768);
-PST(st_bf16_b16_32k, 16, 32768);
+#define PST(name, b, ctx, st, mw)                                                                             \
+  static const attn_params name = {A_DECODE, 32, 8, 128, BF, TEN, b, ctx, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+                                   0, st, mw}
+PST(st_bf16_b1_4k, 1, 4096, 1, 0);
+PST(st_bf16_b1_16k, 1, 16384, 1, 0);
+PST(st_bf16_b1_32k, 1, 32768, 1, 0);
+PST(st_bf16_b16_32k, 16, 32768, 1, 0);
+/* the last CTA's merge with all of its (up to 32) CTA partials in flight: one L2 round at b1 x 32K */
+PST(m32_bf16_b1_16k, 1, 16384, 0, 32);
+PST(m32_bf16_b1_32k, 1, 32768, 0, 32);
+PST(m32_bf16_b4_32k, 4, 32768, 0, 32);
+PST(m32st_bf16_b1_32k, 1, 32768, 1, 32);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1063,6 +1074,16 @@ static const km_case attn_cases[] = {
     ST_ROW(1, 16k, st_bf16_b1_16k),
     ST_ROW(1, 32k, st_bf16_b1_32k),
     ST_ROW(16, 32k, st_bf16_b16_32k),
+#define SUM_M32 "the same step with the CTA merge's last CTA loading all of up to 32 CTA partials at once (one L2 " \
+                "round instead of two at b1 x 32K)"
+    {"attn/decode/gqa32x8/d128/bf16/b1/ctx16k/m32", T_GQA, SUM_M32, run_attn, &m32_bf16_b1_16k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx16k"},
+    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32", T_GQA, SUM_M32, run_attn, &m32_bf16_b1_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx32k/m32", T_GQA, SUM_M32, run_attn, &m32_bf16_b4_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx32k"},
+    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32/stamps", T_GQA, SUM_ST, run_attn, &m32st_bf16_b1_32k, 0,
+     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32"},
     {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine", "sparse_read", SUM_COMB, run_attn,
      &comb_quest_b1_32k, 0, "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},

@@ -244,6 +244,31 @@ static void test_planner(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, many, 1, 2, 0, 100, err, sizeof err) == -1); /* 2 pages of a 1-token ctx */
 }
 
+/* merge_inflight: 0, 16 or 32; 32 for bf16's default kernel shape only (head_dim 128, <= 8 rows, register
+ * pipeline, no variant, the merge not turned off) */
+static void test_merge_inflight_shape(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  sh.merge_inflight = 32;
+  KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+  sh.merge_inflight = 16;
+  KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+  sh.merge_inflight = 8;
+  KM_EXPECT(km_attn_shape_error(&sh) != NULL && strstr(km_attn_shape_error(&sh), "merge_inflight"));
+  km_attn_shape bad = sh;
+  bad.merge_inflight = 32, bad.kv = KM_ATTN_FP8_E4M3;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL && strstr(km_attn_shape_error(&bad), "merge_inflight"));
+  bad = sh, bad.merge_inflight = 32, bad.head_dim = 64;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh, bad.merge_inflight = 32, bad.num_kv_heads = 1; /* 32 rows */
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh, bad.merge_inflight = 32, bad.otrans = 1, bad.prefetch = 1;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL && strstr(km_attn_shape_error(&bad), "merge_inflight"));
+  bad = sh, bad.merge_inflight = 32, bad.combine = 1;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+  bad = sh, bad.merge_inflight = 32, bad.pipe = KM_ATTN_PIPE_SMEM_RING;
+  KM_EXPECT(km_attn_shape_error(&bad) != NULL);
+}
+
 /* The one-scale-load-per-lane variant (scale_load) exists for fp8 e4m3 per token-head and TurboQuant at the
  * listed variant shapes only; elsewhere the shape is refused with a reason that names the field. */
 static void test_scale_load_shape(void) {
@@ -336,6 +361,7 @@ int main(void) {
   test_fp8();
   test_planner();
   test_cta_merge_plan();
+  test_merge_inflight_shape();
   test_scale_load_shape();
   return km_test_finish("cpu_attn_ref");
 }

@@ -45,7 +45,7 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel (all 0: the default kernel) */
 typedef struct variant {
-  int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps;
+  int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -59,7 +59,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
-                      v.unpack,  v.combine,   v.scale_load};
+                      v.unpack,  v.combine,   v.scale_load, v.merge_inflight};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads) */
@@ -501,6 +501,18 @@ int main(void) {
   for (size_t i = 0; i < sizeof stamp_cases / sizeof stamp_cases[0]; ++i) {
     run_case_with(&stamp_cases[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 0, 0, 1});
     run_case_with(&stamp_cases[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 1, 0, 1});
+    /* the last CTA's merge with 32 CTA partials in flight, stamped and not */
+    run_case_with(&stamp_cases[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 0, 0, 1, 32});
+    run_case_with(&stamp_cases[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 0, 0, 0, 32});
+  }
+  /* merge_inflight 32 over more CTA partials than it holds at once (b1 x 5000 in chunks of 2: 157 chunks
+   * rounded to 160, 40 CTAs per KV head, two rounds) and over fewer (chunks of 8: 10) */
+  {
+    static const int c_w[] = {5000};
+    const tcase wide[] = {{"merge 32: 40 CTA partials per KV head", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_w, 0, 2, 1},
+                          {"merge 32: 10 CTA partials per KV head", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_w, 0, 8, 1}};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; ++i)
+      run_case_with(&wide[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 0, 0, 0, 32});
   }
   stamps_refused(c_st[0]);
   /* every case through both tile pipelines (the simple kernel checked once) */
