@@ -1067,21 +1067,19 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
 #define SUM_ST "the same step in the stamped kernel (each warp's SM clock at its chunk's metadata, Q, first tile, " \
                "last tile, partial and end): the label says where the time goes"
-#define ST_ROW(b, cs, params)                                                                                 \
-  {"attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs "/stamps", T_GQA, SUM_ST, run_attn, &params, 0,          \
+/* a bf16 GQA 32:8 d128 row beside the default step of its batch and context */
+#define BF16_ROW(b, cs, suffix, summary, params)                                                                \
+  {"attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs "/" suffix, T_GQA, summary, run_attn, &params, 0,           \
    "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs}
-    ST_ROW(1, 4k, st_bf16_b1_4k),
-    ST_ROW(1, 16k, st_bf16_b1_16k),
-    ST_ROW(1, 32k, st_bf16_b1_32k),
-    ST_ROW(16, 32k, st_bf16_b16_32k),
+    BF16_ROW(1, 4k, "stamps", SUM_ST, st_bf16_b1_4k),
+    BF16_ROW(1, 16k, "stamps", SUM_ST, st_bf16_b1_16k),
+    BF16_ROW(1, 32k, "stamps", SUM_ST, st_bf16_b1_32k),
+    BF16_ROW(16, 32k, "stamps", SUM_ST, st_bf16_b16_32k),
 #define SUM_M32 "the same step with the CTA merge's last CTA loading all of up to 32 CTA partials at once (one L2 " \
                 "round instead of two at b1 x 32K)"
-    {"attn/decode/gqa32x8/d128/bf16/b1/ctx16k/m32", T_GQA, SUM_M32, run_attn, &m32_bf16_b1_16k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b1/ctx16k"},
-    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32", T_GQA, SUM_M32, run_attn, &m32_bf16_b1_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b4/ctx32k/m32", T_GQA, SUM_M32, run_attn, &m32_bf16_b4_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b4/ctx32k"},
+    BF16_ROW(1, 16k, "m32", SUM_M32, m32_bf16_b1_16k),
+    BF16_ROW(1, 32k, "m32", SUM_M32, m32_bf16_b1_32k),
+    BF16_ROW(4, 32k, "m32", SUM_M32, m32_bf16_b4_32k),
     {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32/stamps", T_GQA, SUM_ST, run_attn, &m32st_bf16_b1_32k, 0,
      "attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32"},
     {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine", "sparse_read", SUM_COMB, run_attn,
