@@ -244,6 +244,46 @@ static void test_planner(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, many, 1, 2, 0, 100, err, sizeof err) == -1); /* 2 pages of a 1-token ctx */
 }
 
+/* A step the planner does not merge is planned as if the merge had never been on offer: the same chunks as
+ * with combine 1 (d50d0c2 kept the merge candidate's chunk length there instead: b16 x 32K ran 5 chunks per
+ * sequence, not 8). Over batches, contexts (uniform and mixed), formats and device sizes. */
+static void test_unmerged_plan_is_plain(void) {
+  static const int batches[] = {1, 2, 3, 4, 8, 16, 33, 64};
+  static const int ctxs[] = {100, 1024, 4096, 16384, 32768, 131072};
+  static const int warps[] = {528, 1056, 1584};
+  static const km_attn_kv kvs[] = {KM_ATTN_BF16, KM_ATTN_FP8_E4M3};
+  int32_t ctx[64];
+  char err[200];
+  int checked = 0;
+  for (size_t f = 0; f < sizeof kvs / sizeof kvs[0]; ++f)
+    for (size_t w = 0; w < sizeof warps / sizeof warps[0]; ++w)
+      for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi)
+        for (size_t ci = 0; ci <= sizeof ctxs / sizeof ctxs[0]; ++ci) {
+          const int batch = batches[bi];
+          int longest = 0;
+          for (int i = 0; i < batch; ++i) { /* the last round: mixed lengths */
+            ctx[i] = ci < sizeof ctxs / sizeof ctxs[0] ? ctxs[ci] : ctxs[(size_t)(i * 7 + 3) % (sizeof ctxs / sizeof ctxs[0])];
+            longest = ctx[i] > longest ? ctx[i] : longest;
+          }
+          km_attn_shape sh = {32, 8, 128, 16, 1, 0, kvs[f], KM_ATTN_SCALE_TOKEN_HEAD};
+          km_attn_plan p, q;
+          KM_EXPECT(km_attn_plan_make(&p, &sh, batch, ctx, (longest + 15) / 16, 0, 0, warps[w], err, sizeof err) == 0);
+          if (!p.cta_merge) {
+            sh.combine = 1;
+            KM_EXPECT(km_attn_plan_make(&q, &sh, batch, ctx, (longest + 15) / 16, 0, 0, warps[w], err, sizeof err) == 0);
+            KM_EXPECT_MSG(p.chunk_tiles == q.chunk_tiles && p.num_chunks == q.num_chunks,
+                          "batch %d, context %d (round %zu), %d warps, format %d: unmerged plan %d chunks of %d tiles, "
+                          "the plain plan %d of %d",
+                          batch, ctx[0], ci, warps[w], (int)kvs[f], p.num_chunks, p.chunk_tiles, q.num_chunks,
+                          q.chunk_tiles);
+            km_attn_plan_free(&q);
+            ++checked;
+          }
+          km_attn_plan_free(&p);
+        }
+  KM_EXPECT_MSG(checked > 50, "only %d unmerged plans among the shapes", checked);
+}
+
 /* merge_inflight: 0, 16 or 32; 32 for bf16's default kernel shape only (head_dim 128, <= 8 rows, register
  * pipeline, no variant, the merge not turned off) */
 static void test_merge_inflight_shape(void) {
@@ -362,6 +402,7 @@ int main(void) {
   test_planner();
   test_cta_merge_plan();
   test_merge_inflight_shape();
+  test_unmerged_plan_is_plain();
   test_scale_load_shape();
   return km_test_finish("cpu_attn_ref");
 }
