@@ -535,20 +535,19 @@ struct RegSource {
   __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
   __device__ __forceinline__ void k_row(Item &, int u, int t, Row<T::KBYTES> &r) const { r = kr[u][t]; }
   __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
-    if constexpr (SL && T::TQ) {
-      // the values SL 0 computes at the load: norm / d (K), norm x VSF / d (V)
-      const float x = __half2float(__ushort_as_half(lsc[u])) * lmul;
+    if constexpr (SL) {
+      // the values SL 0 has: K's scales and V's scales x VSF (fp8, as loaded), or norm / d and norm x VSF / d
+      // (TurboQuant: converted here, lmul holding the factor of this lane's norm)
+      float x;
+      if constexpr (T::TQ)
+        x = __half2float(__ushort_as_half(lsc[u])) * lmul;
+      else
+        x = lsc[u];
+      constexpr float VM = T::TQ ? 1.f : T::VSF;  // TurboQuant's VSF is in lmul already
       k[0][0] = shfl_same_c<0>(x), k[0][1] = shfl_same_c<1>(x);
       k[1][0] = shfl_same_c<2>(x), k[1][1] = shfl_same_c<3>(x);
-      v[0][0] = shfl_same_c<4>(x), v[0][1] = shfl_same_c<5>(x);
-      v[1][0] = shfl_same_c<6>(x), v[1][1] = shfl_same_c<7>(x);
-    } else if constexpr (SL) {
-      // the values SL 0 loads: K's scales, V's scales x VSF
-      const float x = lsc[u];
-      k[0][0] = shfl_same_c<0>(x), k[0][1] = shfl_same_c<1>(x);
-      k[1][0] = shfl_same_c<2>(x), k[1][1] = shfl_same_c<3>(x);
-      v[0][0] = shfl_same_c<4>(x) * T::VSF, v[0][1] = shfl_same_c<5>(x) * T::VSF;
-      v[1][0] = shfl_same_c<6>(x) * T::VSF, v[1][1] = shfl_same_c<7>(x) * T::VSF;
+      v[0][0] = shfl_same_c<4>(x) * VM, v[0][1] = shfl_same_c<5>(x) * VM;
+      v[1][0] = shfl_same_c<6>(x) * VM, v[1][1] = shfl_same_c<7>(x) * VM;
     } else {
 #pragma unroll
       for (int t = 0; t < 2; ++t)
@@ -1281,7 +1280,8 @@ Kern variant_kern() {
 // The depth / accumulator / occupancy / unpacking / scale-load variants of a format (head_dim 128, <= 8 rows,
 // register pipeline): prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the
 // default cap, KM_ATTN_MIN_BLOCKS), 3 or 4 CTAs per SM, unpack 1 for 3-bit codes from 16-bit windows,
-// scale_load 1 for fp8's per-token scales loaded once per tile; {nullptr, 0} for a combination without one
+// scale_load 1 for fp8's per-token scales or TurboQuant's norms loaded once per tile; {nullptr, 0} for a
+// combination without one
 // (KM_ATTN_VARIANTS lists them).
 template <int KV>
 Kern kernel_variant(int prefetch, int ot, int ctas, int unpack, int scale_load) {
