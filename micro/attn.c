@@ -983,42 +983,31 @@ static const km_case attn_cases[] = {
   {"attn/decode/gqa32x8/d128/turboquant3/b" #b "/ctx" #cs, "kv_quant", SUM_TQ3, run_attn, &tq3_b##b##_##cs, 0,   \
    "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs},
     TQ3_GRID(TQ3_ROWS)
+/* a row of a step with a suffix, against the same step without it (base: that step's case name) */
+#define SUFFIX_ROW(base, suffix, tech, summary, params) {base "/" suffix, tech, summary, run_attn, &params, 0, base}
+/* ... of the b x 32K step (GQA 32:8 d128) */
+#define CTX32K_ROW(fmt, b, suffix, summary, params, tech) \
+  SUFFIX_ROW("attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k", suffix, tech, summary, params)
 #define SUM_RING "the same step with K/V tiles through a shared-memory ring (cp.async, 2-5 tiles ahead per warp)"
-    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b1_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b64/ctx32k/ring", T_GQA, SUM_RING, run_attn, &ring_bf16_b64_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b64/ctx32k"},
-    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/ring", "kv_quant", SUM_RING, run_attn,
-     &ring_fp8_b16_32k, 0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
+    CTX32K_ROW("bf16", 1, "ring", SUM_RING, ring_bf16_b1_32k, T_GQA),
+    CTX32K_ROW("bf16", 16, "ring", SUM_RING, ring_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("bf16", 64, "ring", SUM_RING, ring_bf16_b64_32k, T_GQA),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "ring", SUM_RING, ring_fp8_b16_32k, "kv_quant"),
 #define SUM_PF "the same step with another prefetch depth (tiles in flight per warp, register pipeline)"
 #define SUM_PAIR "the same step with two tiles per softmax step (one max and sum reduction per 32 tokens)"
-    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pair", T_GQA, SUM_PAIR, run_attn, &pair_bf16_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/pair", "kv_quant", SUM_PAIR, run_attn, &pair_fp8_b16_32k,
-     0, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pair", "kv_quant", SUM_PAIR, run_attn, &pair_u3_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/turboquant3/b16/ctx32k/pair", "kv_quant", SUM_PAIR, run_attn, &pair_tq3_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/turboquant3/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pf2", T_GQA, SUM_PF, run_attn, &pf2_bf16_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/pf4", T_GQA, SUM_PF, run_attn, &pf4_bf16_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k/pf4", "kv_quant", SUM_PF, run_attn, &pf4_fp8_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf2", "kv_quant", SUM_PF, run_attn, &pf2_u3_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
-    {"attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k/pf4", "kv_quant", SUM_PF, run_attn, &pf4_u3_b16_32k, 0,
-     "attn/decode/gqa32x8/d128/int3_g32/b16/ctx32k"},
+    CTX32K_ROW("bf16", 16, "pair", SUM_PAIR, pair_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "pair", SUM_PAIR, pair_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 16, "pair", SUM_PAIR, pair_u3_b16_32k, "kv_quant"),
+    CTX32K_ROW("turboquant3", 16, "pair", SUM_PAIR, pair_tq3_b16_32k, "kv_quant"),
+    CTX32K_ROW("bf16", 16, "pf2", SUM_PF, pf2_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("bf16", 16, "pf4", SUM_PF, pf4_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "pf4", SUM_PF, pf4_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 16, "pf2", SUM_PF, pf2_u3_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 16, "pf4", SUM_PF, pf4_u3_b16_32k, "kv_quant"),
 #define SUM_VAR "the same step with a prefetch depth N (pfN; otN: with O^T = V^T P^T accumulators), the " \
                 "register cap for M CTAs per SM (cM), 3-bit codes from 16-bit windows (w) and fp8 per-token " \
                 "scales loaded once per tile (s)"
 /* a row of the b x 32K step (GQA 32:8 d128) with a suffix, against the same step without it */
-#define CTX32K_ROW(fmt, b, suffix, summary, params, tech)                                                \
-  {"attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k/" suffix, tech, summary, run_attn, &params, 0, \
-   "attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k"}
 #define VAR_ROW(fmt, b, suffix, params, tech) CTX32K_ROW(fmt, b, suffix, SUM_VAR, params, tech)
     VAR_ROW("bf16", 16, "ot1", ot1_bf16_b16_32k, T_GQA),
     VAR_ROW("bf16", 16, "ot1c3", ot1c3_bf16_b16_32k, T_GQA),
@@ -1057,20 +1046,15 @@ static const km_case attn_cases[] = {
     COMB_ROW("bf16", 16, comb_bf16_b16_32k, T_GQA),
     COMB_ROW("fp8_e4m3_tokhead", 16, comb_fp8_b16_32k, "kv_quant"),
 #define SUM_CT "the same step in chunks of N tiles (ctN) instead of the planner's choice (chunks >= 4 tiles)"
-    {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/ct1", "sparse_read", SUM_CT, run_attn, &ct1_quest_b1_32k, 0,
-     "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
-    {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/ct2", "sparse_read", SUM_CT, run_attn, &ct2_quest_b1_32k, 0,
-     "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
-    {"attn/decode/gqa32x8/d128/bf16/b1/ctx4k/ct1", T_GQA, SUM_CT, run_attn, &ct1_bf16_b1_4k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
-    {"attn/decode/gqa32x8/d128/bf16/b1/ctx4k/ct2", T_GQA, SUM_CT, run_attn, &ct2_bf16_b1_4k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b1/ctx4k"},
+    SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "ct1", "sparse_read", SUM_CT, ct1_quest_b1_32k),
+    SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "ct2", "sparse_read", SUM_CT, ct2_quest_b1_32k),
+    SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx4k", "ct1", T_GQA, SUM_CT, ct1_bf16_b1_4k),
+    SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx4k", "ct2", T_GQA, SUM_CT, ct2_bf16_b1_4k),
 #define SUM_ST "the same step in the stamped kernel (each warp's SM clock at its chunk's metadata, Q, first tile, " \
                "last tile, partial and end): the label says where the time goes"
 /* a bf16 GQA 32:8 d128 row beside the default step of its batch and context */
-#define BF16_ROW(b, cs, suffix, summary, params)                                                                \
-  {"attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs "/" suffix, T_GQA, summary, run_attn, &params, 0,           \
-   "attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs}
+#define BF16_ROW(b, cs, suffix, summary, params) \
+  SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b" #b "/ctx" #cs, suffix, T_GQA, summary, params)
     BF16_ROW(1, 4k, "stamps", SUM_ST, st_bf16_b1_4k),
     BF16_ROW(1, 16k, "stamps", SUM_ST, st_bf16_b1_16k),
     BF16_ROW(1, 32k, "stamps", SUM_ST, st_bf16_b1_32k),
@@ -1080,10 +1064,9 @@ static const km_case attn_cases[] = {
     BF16_ROW(1, 16k, "m32", SUM_M32, m32_bf16_b1_16k),
     BF16_ROW(1, 32k, "m32", SUM_M32, m32_bf16_b1_32k),
     BF16_ROW(4, 32k, "m32", SUM_M32, m32_bf16_b4_32k),
-    {"attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32/stamps", T_GQA, SUM_ST, run_attn, &m32st_bf16_b1_32k, 0,
-     "attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32"},
-    {"attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k/combine", "sparse_read", SUM_COMB, run_attn,
-     &comb_quest_b1_32k, 0, "attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k"},
+    SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32", "stamps", T_GQA, SUM_ST, m32st_bf16_b1_32k),
+    SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
+               comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs64", "paged", SUM_DEC, run_attn, &bs64_b16_32k, 0, NULL},
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs128", "paged", SUM_DEC, run_attn, &bs128_b16_32k, 0, NULL},
