@@ -316,9 +316,10 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     tiles[b] = sparse_pages > 0 ? sparse_pages : tiles_of(s, context_lens[b]);
   }
   // the merge's chunk counts (each rounded up to a multiple of WARPS), where every sequence has min_chunks
+  // (counted only while the merge is still on)
   int32_t *counts = (int32_t *)malloc((size_t)batch * sizeof(int32_t));
   long long chunks = 0;
-  for (int b = 0; counts && b < batch; ++b) {
+  for (int b = 0; counts && merge && b < batch; ++b) {
     counts[b] = chunk_count(tiles[b], chunk_tiles, true);
     merge = merge && counts[b] >= min_chunks;
     chunks += counts[b];

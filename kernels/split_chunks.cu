@@ -4,18 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern "C" long long km_split_chunks_count(int batch, const int32_t *tiles, int chunk_tiles) {
+// Sequence b's chunks: counts[b], or (counts NULL) ceil(tiles[b] / chunk_tiles).
+static int chunks_of(const int32_t *tiles, int chunk_tiles, const int32_t *counts, int b) {
+  return counts ? counts[b] : (tiles[b] + chunk_tiles - 1) / chunk_tiles;
+}
+
+static long long total_chunks(int batch, const int32_t *tiles, int chunk_tiles, const int32_t *counts) {
   long long chunks = 0;
-  for (int b = 0; b < batch; ++b) chunks += (tiles[b] + chunk_tiles - 1) / chunk_tiles;
+  for (int b = 0; b < batch; ++b) chunks += chunks_of(tiles, chunk_tiles, counts, b);
   return chunks;
 }
 
-// Sequence b gets counts[b] chunks, or (counts NULL) ceil(tiles[b] / chunk_tiles).
+extern "C" long long km_split_chunks_count(int batch, const int32_t *tiles, int chunk_tiles) {
+  return total_chunks(batch, tiles, chunk_tiles, NULL);
+}
+
 static int make_chunks(km_split_chunks *c, int batch, const int32_t *first, const int32_t *tiles, int chunk_tiles,
                        const int32_t *counts) {
   memset(c, 0, sizeof *c);
-  long long chunks = 0;
-  for (int b = 0; b < batch; ++b) chunks += counts ? counts[b] : (tiles[b] + chunk_tiles - 1) / chunk_tiles;
+  const long long chunks = total_chunks(batch, tiles, chunk_tiles, counts);
   c->batch = batch;
   c->num_chunks = (int)chunks;
   c->chunk_seq = (int32_t *)malloc((size_t)chunks * sizeof(int32_t));
@@ -29,7 +36,7 @@ static int make_chunks(km_split_chunks *c, int batch, const int32_t *first, cons
   }
   int k = 0;
   for (int b = 0; b < batch; ++b) {
-    const int f = first ? first[b] : 0, n = tiles[b], nc = counts ? counts[b] : (n + chunk_tiles - 1) / chunk_tiles;
+    const int f = first ? first[b] : 0, n = tiles[b], nc = chunks_of(tiles, chunk_tiles, counts, b);
     c->seq_chunk0[b] = k;
     c->seq_chunks[b] = nc;
     if (nc > 1) c->split = 1;

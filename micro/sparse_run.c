@@ -34,7 +34,6 @@ cudaError_t km_sp_select(void *arg, int rep, cudaStream_t st) {
                             r->sel, r->s, r->k, r->select_variant, st);
 }
 
-
 cudaError_t km_sp_cub_topk(void *arg, int rep, cudaStream_t st) {
   km_sp_run *r = arg;
   float *sc = r->scores + (size_t)(rep % r->copies) * r->score_elems;
