@@ -13,43 +13,21 @@
 #include <string.h>
 
 #include "attn_mla.h"
+#include "attn_mla_device.cuh"
 
 namespace {
 
+using namespace km_mla_dev;
+
 constexpr int WARPS = 8;
 constexpr int THREADS = WARPS * 32;
-constexpr int D = KM_MLA_DIM, DV = KM_MLA_VDIM, TILE = KM_MLA_TILE;
 constexpr int ROW_BYTES = D * 2;               // a bf16 row of Q or of the latent in shared memory
 constexpr int ROW_CHUNKS = ROW_BYTES / 16;     // 72
 constexpr int TILE_BYTES = TILE * ROW_BYTES;   // 73,728
-constexpr int RAW_CHUNKS = D / 16;             // fp8 row: 36 chunks
-constexpr int RAW_BYTES = TILE * D;            // 36,864
 constexpr int P_ROW_BYTES = TILE * 2;          // P: 64 bf16 per row, 8 chunks
 constexpr int RED_FLOATS = 256;                // row maxima / sums: token groups x rows <= 256
 constexpr int MRUN_FLOATS = 2 * 64;            // running row maxima, two parities
 constexpr int COMBINE_THREADS = DV / 4;        // one thread per 4 output dims
-constexpr float LOG2E = 1.4426950408889634f;
-
-struct Params {
-  const uint16_t *q;
-  const char *cache;
-  const float *scale;
-  const int32_t *table, *ctx_lens;
-  const int32_t *chunk_seq, *chunk_begin, *chunk_end, *seq_chunk0, *seq_chunks;
-  uint16_t *out;
-  float *part_o, *part_lse;
-  int heads, groups, block_size, mbps, stages;
-  float scale_log2;
-};
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-// 16 bytes global -> shared; src_bytes 0 fills the 16 bytes with zeros and reads nothing.
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
 __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -69,33 +47,9 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-  uint32_t r;
-  memcpy(&r, &h, 4);
-  return r;
-}
-
-// Two e4m3 codes (low 16 bits) -> two bf16, exact (every e4m3 value is a bf16 value).
-__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t x) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(x & 0xFFFFu), __NV_E4M3);
-  __half2 hh;
-  memcpy(&hh, &h, 4);
-  const float2 f = __half22float2(hh);
-  return pack_bf16(f.x, f.y);
-}
-
 // Byte offset of 16-byte chunk c of row r in a swizzled region of rows of `row_bytes`.
 __device__ __forceinline__ uint32_t swz(int r, int c, int row_bytes) {
   return (uint32_t)(r * row_bytes + ((c ^ (r & 7)) << 4));
-}
-
-// Global address of the first latent row of tile t (a tile lies inside one block: block_size % 64 == 0).
-template <int EB>
-__device__ __forceinline__ const char *tile_src(const Params &p, const int32_t *table, int t) {
-  const int tok = t * TILE;
-  const long long row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
-  return p.cache + row * (long long)(D * EB);
 }
 
 // bf16 tile t -> swizzled shared rows; rows past the context are zero-filled (the pool may hold anything).
@@ -481,34 +435,84 @@ extern "C" int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages) {
   return rows * ROW_BYTES + st + rows * P_ROW_BYTES + (RED_FLOATS + MRUN_FLOATS) * (int)sizeof(float);
 }
 
+extern "C" int km_mla_wgmma_smem_bytes(km_mla_kv kv) { return wg_smem_bytes(kv); }
+
+extern "C" int km_mla_wgmma_usable(int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return 0;
+  if (major != 9 || minor != 0) return 0;
+  cudaFuncAttributes fa;
+  // the sm_90a code runs on SM 9.0 only; a build without it has only the stub of another architecture
+  if (cudaFuncGetAttributes(&fa, wg_kernel(KM_MLA_BF16)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return fa.binaryVersion == 90;
+}
+
+static const void *config_kernel(const km_mla_config *cfg, km_mla_kv kv) {
+  if (cfg->wgmma) return cfg->rows == 64 ? wg_kernel(kv) : nullptr;
+  return kernel_for(cfg->rows, kv);
+}
+
+static int config_smem_need(const km_mla_config *cfg, km_mla_kv kv) {
+  return cfg->wgmma ? wg_smem_bytes(kv) : km_mla_smem_bytes(kv, cfg->rows, cfg->stages);
+}
+
 extern "C" cudaError_t km_mla_config_prepare(const km_mla_config *cfg, km_mla_kv kv) {
-  const void *k = kernel_for(cfg->rows, kv);
+  const void *k = config_kernel(cfg, kv);
   if (!k) return cudaErrorInvalidValue;
   return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
 }
 
-extern "C" cudaError_t km_mla_pick_config(const km_mla_shape *s, int device, km_mla_config *out) {
+// Resident CTAs of configuration c on the device (0: none fits); c->smem_bytes set and prepared.
+static cudaError_t resident_ctas(km_mla_config *c, km_mla_kv kv, int sms, int optin) {
+  c->smem_bytes = config_smem_need(c, kv);
+  c->ctas = 0;
+  if (c->smem_bytes > optin) return cudaSuccess;
+  cudaError_t e = km_mla_config_prepare(c, kv);
+  int blocks = 0;
+  if (e == cudaSuccess)
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, config_kernel(c, kv), THREADS, c->smem_bytes);
+  c->ctas = blocks * sms;
+  return e;
+}
+
+extern "C" cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int device, km_mla_kernel kind,
+                                                 km_mla_config *out) {
   memset(out, 0, sizeof *out);
   if (km_mla_shape_error(s)) return cudaErrorInvalidValue;
   int optin = 0, sms = 0;
   cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (e != cudaSuccess) return e;
+  if (kind != KM_MLA_KERNEL_MMA) {
+    const bool can = s->num_heads % 64 == 0 && km_mla_wgmma_usable(device);
+    if (can) {
+      km_mla_config c = {64, s->kv == KM_MLA_BF16 ? 2 : 1, 0, 0, 1};
+      if ((e = resident_ctas(&c, s->kv, sms, optin)) != cudaSuccess) return e;
+      if (c.ctas > 0) {
+        *out = c;
+        return cudaSuccess;
+      }
+    }
+    if (kind == KM_MLA_KERNEL_WGMMA) return cudaErrorNotSupported;
+  }
   for (int rows = rows_for(s->num_heads); rows >= 16; rows /= 2)
     for (int stages = s->kv == KM_MLA_BF16 ? 2 : 1; stages >= 1; --stages) {
-      const int need = km_mla_smem_bytes(s->kv, rows, stages);
-      if (need > optin) continue;
-      km_mla_config c = {rows, stages, need, 0};
-      if ((e = km_mla_config_prepare(&c, s->kv)) != cudaSuccess) return e;
-      int blocks = 0;
-      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_for(rows, s->kv), THREADS, need);
-      if (e != cudaSuccess) return e;
-      if (blocks < 1) continue;
-      c.ctas = blocks * sms;
+      km_mla_config c = {rows, stages, 0, 0, 0};
+      if ((e = resident_ctas(&c, s->kv, sms, optin)) != cudaSuccess) return e;
+      if (c.ctas < 1) continue;
       *out = c;
       return cudaSuccess;
     }
   return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t km_mla_pick_config(const km_mla_shape *s, int device, km_mla_config *out) {
+  return km_mla_pick_config_kernel(s, device, KM_MLA_KERNEL_AUTO, out);
 }
 
 extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_mla_config *cfg, int batch,
@@ -518,6 +522,7 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
   const char *why = km_mla_shape_error(s);
   if (!why && batch < 1) why = "batch must be >= 1";
   if (!why && (cfg->rows != 16 && cfg->rows != 32 && cfg->rows != 64)) why = "rows per CTA must be 16, 32 or 64";
+  if (!why && cfg->wgmma && cfg->rows != 64) why = "the wgmma kernel takes 64 rows per CTA";
   if (!why && s->num_heads % cfg->rows) why = "query heads must be a multiple of the rows per CTA";
   if (!why && s->kv == KM_MLA_BF16 && cfg->stages != 1 && cfg->stages != 2) why = "bf16 stages must be 1 or 2";
   if (why) {
@@ -600,8 +605,8 @@ extern "C" double km_mla_flops(const km_mla_shape *s, int batch, const int32_t *
 
 extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a, cudaStream_t stream) {
   const km_mla_shape *s = &pl->shape;
-  const void *k = kernel_for(pl->cfg.rows, s->kv);
-  if (!k || !pl->ch.d_arrays || pl->cfg.smem_bytes < km_mla_smem_bytes(s->kv, pl->cfg.rows, pl->cfg.stages))
+  const void *k = config_kernel(&pl->cfg, s->kv);
+  if (!k || !pl->ch.d_arrays || pl->cfg.smem_bytes < config_smem_need(&pl->cfg, s->kv))
     return cudaErrorInvalidValue;
   if (s->kv != KM_MLA_BF16 && !a->scale) return cudaErrorInvalidValue;
   if (pl->split && !a->workspace) return cudaErrorInvalidValue;

@@ -73,15 +73,31 @@ typedef struct km_mla_config {
   int stages;     /* bf16: 2 (load the next tile during this one) or 1; fp8: 1 raw stage */
   int smem_bytes; /* dynamic shared memory per CTA */
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
+  int wgmma;      /* 1: the warpgroup-MMA kernel (kernels/attn_mla_wgmma.cu: sm_90a, 64 rows), 0: mma.sync */
 } km_mla_config;
+
+/* Which kernel km_mla_pick_config_kernel may take. AUTO: the wgmma kernel where the device is SM 9.0, this
+ * build holds its sm_90a code and the heads come in groups of 64; else the mma.sync kernel. */
+typedef enum km_mla_kernel {
+  KM_MLA_KERNEL_AUTO = 0,
+  KM_MLA_KERNEL_MMA,   /* mma.sync on every SM 8.0+ device */
+  KM_MLA_KERNEL_WGMMA, /* cudaErrorNotSupported where it cannot run */
+} km_mla_kernel;
 
 /* 0 when the shape is supported, else a static reason. */
 const char *km_mla_shape_error(const km_mla_shape *s);
-/* Shared memory a CTA of `rows` heads and `stages` stages needs. */
+/* Shared memory a CTA of `rows` heads and `stages` stages of the mma.sync kernel needs. */
 int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages);
+/* Shared memory a CTA of the wgmma kernel needs (64 rows; bf16 two stages, fp8 one), 1 KiB of alignment
+ * slack included. */
+int km_mla_wgmma_smem_bytes(km_mla_kv kv);
 /* The configuration for `device` (its opt-in shared memory and SMs). cudaErrorInvalidValue for a bad shape
  * or a device whose shared memory holds no configuration. */
 cudaError_t km_mla_pick_config(const km_mla_shape *s, int device, km_mla_config *out);
+/* The same, limited to one kernel (AUTO: km_mla_pick_config). */
+cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int device, km_mla_kernel kind, km_mla_config *out);
+/* 1 when `device` can run the wgmma kernel from this build (SM 9.0 and sm_90a code present). */
+int km_mla_wgmma_usable(int device);
 /* Make a configuration launchable on the current device (raises the kernel's shared-memory limit to
  * cfg->smem_bytes; km_mla_pick_config does it for its choice): for a configuration chosen by hand. */
 cudaError_t km_mla_config_prepare(const km_mla_config *cfg, km_mla_kv kv);

@@ -33,6 +33,7 @@ typedef struct mla_params {
   int heads;
   km_mla_kv kv;
   int batch, ctx;
+  km_mla_kernel kernel; /* AUTO: wgmma where the device and build allow it */
 } mla_params;
 
 enum {
@@ -131,7 +132,12 @@ static void setup(km_bench *b, const mla_params *p, mla_run *r) {
     km_bench_skip(b, "%s", why);
     return;
   }
-  cudaError_t e = km_mla_pick_config(&r->sh, km_bench_device_id(b), &r->cfg);
+  cudaError_t e = km_mla_pick_config_kernel(&r->sh, km_bench_device_id(b), p->kernel, &r->cfg);
+  if (e == cudaErrorNotSupported) {
+    km_bench_skip(b, "the wgmma kernel needs an SM 9.0 device and sm_90a code in this build (90 in "
+                     "CMAKE_CUDA_ARCHITECTURES)");
+    return;
+  }
   if (e == cudaErrorInvalidValue) {
     km_bench_skip(b, "no MLA CTA layout fits this device's shared memory per block");
     return;
@@ -366,6 +372,7 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
   km_bench_counter(b, "chunks", r->plan.num_chunks);
   km_bench_counter(b, "heads_per_cta", r->cfg.rows);
   km_bench_counter(b, "latent_stages", r->cfg.stages);
+  km_bench_counter(b, "wgmma", r->cfg.wgmma);
   km_bench_counter(b, "cache_copies", r->copies);
   char peak_text[160] = "tensor ceiling not timed under --quick / --smoke";
   if (!km_bench_quick(b) && !km_bench_smoke(b)) {
@@ -381,10 +388,11 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
              100.0 * tflops / peak, peak);
   }
   km_bench_label(b, "MLA %d heads, %s latent 512+64, batch %d x %d ctx, block %d: %.0f TFLOP/s (%s); %s%d chunks "
-                 "of <= %d tiles, %d heads per CTA, %d stage%s",
+                 "of <= %d tiles, %d heads per CTA, %d stage%s, %s",
                  r->sh.num_heads, r->sh.kv == KM_MLA_BF16 ? "bf16" : "fp8 e4m3 (tensor scale)", r->batch, r->h_ctx[0],
                  MLA_BLOCK, tflops, peak_text, p->op == MLA_NAIVE ? "simple kernel (the plan unused): " : "",
-                 r->plan.num_chunks, r->plan.chunk_tiles, r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "");
+                 r->plan.num_chunks, r->plan.chunk_tiles, r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "",
+                 r->cfg.wgmma ? "wgmma (sm_90a)" : "mma.sync");
 }
 
 /* The plan lives in the case's stack frame: freed here, after the step, whatever stopped it. */
@@ -399,7 +407,8 @@ static void run_mla(km_bench *b, const void *params) {
 
 #define BF KM_MLA_BF16
 #define E4 KM_MLA_FP8_E4M3
-#define P(name, op, h, kv, b, ctx) static const mla_params name = {op, h, kv, b, ctx}
+#define P(name, op, h, kv, b, ctx) static const mla_params name = {op, h, kv, b, ctx, KM_MLA_KERNEL_AUTO}
+#define P_MMA(name, h, kv, b, ctx) static const mla_params name = {MLA_DECODE, h, kv, b, ctx, KM_MLA_KERNEL_MMA}
 
 /* batch x context at the memory-bound (16) and compute-bound (128) head counts, for each latent format, and
  * the two head counts between at the target shape (b64 x 8K) */
@@ -411,12 +420,18 @@ static void run_mla(km_bench *b, const void *params) {
 GRID_HEADS(GRID_PARAMS)
 
 P(quick_bf16, MLA_DECODE, 128, BF, 4, 2048);
+P_MMA(mma_bf16_h128_b64_8k, 128, BF, 64, 8192);
+P_MMA(mma_fp8_h128_b64_8k, 128, E4, 64, 8192);
+P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
 P(naive_h128_b16_4k, MLA_NAIVE, 128, BF, 16, 4096);
 P(naive_h16_b16_4k, MLA_NAIVE, 16, BF, 16, 4096);
 
 #define T_MLA "mla"
-#define SUM_BF16 "MLA decode step over a bf16 latent cache (576 per token, shared by every head; mma.sync)"
+#define SUM_BF16                                                                                                     \
+  "MLA decode step over a bf16 latent cache (576 per token, shared by every head; wgmma on SM 9.0 at 64 heads per " \
+  "CTA, else mma.sync)"
+#define SUM_MMA "the same step on the mma.sync kernel (every SM 8.0+ GPU), where the device would take wgmma"
 #define SUM_FP8 "the same step over an fp8 e4m3 latent with one tensor scale, converted to bf16 in shared memory"
 /* each (heads, format) grid is one series: step time = c0 + c1 batch + c2 batch x context */
 #define SWEEP(series, b, c) (&(const km_sweep){series, {"batch", "context"}, {b, c}, "batch + batch*context"})
@@ -428,6 +443,12 @@ P(naive_h16_b16_4k, MLA_NAIVE, 16, BF, 16, 4096);
 
 static const km_case attn_mla_cases[] = {
     GRID_HEADS(GRID_ROWS)
+    {"attn/mla/h128/bf16/b64/ctx8k/mma", T_MLA, SUM_MMA, run_mla, &mma_bf16_h128_b64_8k, 0,
+     "attn/mla/h128/bf16/b64/ctx8k"},
+    {"attn/mla/h128/fp8_e4m3/b64/ctx8k/mma", T_MLA, SUM_MMA, run_mla, &mma_fp8_h128_b64_8k, 0,
+     "attn/mla/h128/fp8_e4m3/b64/ctx8k"},
+    {"attn/mla/h128/bf16/b1/ctx32k/mma", T_MLA, SUM_MMA, run_mla, &mma_bf16_h128_b1_32k, 0,
+     "attn/mla/h128/bf16/b1/ctx32k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
     {"attn/mla/h128/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8, KM_CASE_QUICK,
      "attn/mla/h128/bf16/b4/ctx2k/quick"},

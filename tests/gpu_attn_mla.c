@@ -2,7 +2,8 @@
  * (baselines/attn_mla_naive.cu), both against the fp64 CPU reference on fresh random data, every output
  * and every head: 16, 32, 48, 64 and 128 heads, bf16 and fp8 e4m3 latents, context 1, contexts that end
  * inside a tile and a block, block size 128, batch 1, one long and many short sequences, the planner's
- * split, forced splits and no split, one latent stage, smaller head groups per CTA than the planner picks.
+ * split, forced splits and no split, one latent stage, smaller head groups per CTA than the planner picks,
+ * and both kernels where the device takes the wgmma one (64 heads per CTA) by default.
  * Outputs are poisoned (NaN) and guarded; the pool's rows past each context hold NaN codes, which the
  * kernel must never let into an output. */
 #include <math.h>
@@ -29,6 +30,7 @@ typedef struct tcase {
   int chunk_tiles; /* 0: the planner's choice */
   int rows;        /* 0: km_mla_pick_config's choice, else heads per CTA */
   int stages;      /* 0: the picked stages, else this many */
+  int mma;         /* 1: the mma.sync kernel even where the device takes wgmma */
 } tcase;
 
 static const float SM_SCALE = 0.0721687836f;
@@ -45,7 +47,7 @@ static uint8_t rand_e4m3(uint64_t *st) {
 }
 
 static int config_for(const tcase *t, const km_mla_shape *sh, km_mla_config *cfg) {
-  cudaError_t e = km_mla_pick_config(sh, 0, cfg);
+  cudaError_t e = km_mla_pick_config_kernel(sh, 0, t->mma ? KM_MLA_KERNEL_MMA : KM_MLA_KERNEL_AUTO, cfg);
   if (e != cudaSuccess) {
     fprintf(stderr, "FAIL %s: no configuration: %s\n", t->what, cudaGetErrorString(e));
     km_test_failures++;
@@ -54,6 +56,7 @@ static int config_for(const tcase *t, const km_mla_shape *sh, km_mla_config *cfg
   if (t->rows || t->stages) {
     if (t->rows) cfg->rows = t->rows;
     if (t->stages) cfg->stages = t->stages;
+    cfg->wgmma = 0; /* rows and stages are the mma.sync kernel's knobs */
     cfg->smem_bytes = km_mla_smem_bytes(sh->kv, cfg->rows, cfg->stages);
     e = km_mla_config_prepare(cfg, sh->kv);
     if (e != cudaSuccess) {
@@ -185,8 +188,9 @@ static void run_case(const tcase *t) {
     free(seq_rows);
     free(ref);
   }
-  KM_EXPECT_MSG(bad == 0, "%s: %zu of %zu outputs off (%d chunks of <= %d tiles, split %d, %d rows, %d stages)",
-                t->what, bad, on, plan.num_chunks, plan.chunk_tiles, plan.split, cfg.rows, cfg.stages);
+  KM_EXPECT_MSG(bad == 0, "%s: %zu of %zu outputs off (%d chunks of <= %d tiles, split %d, %d rows, %d stages, %s)",
+                t->what, bad, on, plan.num_chunks, plan.chunk_tiles, plan.split, cfg.rows, cfg.stages,
+                cfg.wgmma ? "wgmma" : "mma.sync");
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, on);
   if (t->chunk_tiles == 1) KM_EXPECT_MSG(plan.split == 1, "%s: a one-tile chunk must split", t->what);
 done:
@@ -196,7 +200,9 @@ done:
   free(perm), free(table), free(pool), free(q), free(got), free(got2);
 }
 
-/* The configuration the planner takes on this device: two stages and 64 rows at 128 heads on an H100/H200. */
+/* The configuration the planner takes on this device: two stages and 64 rows at 128 heads on an H100/H200,
+ * on the wgmma kernel where the device is SM 9.0 and the build holds sm_90a code; the mma.sync kernel when
+ * asked for. */
 static void test_config(void) {
   const km_mla_shape sh = {128, 64, KM_MLA_BF16};
   km_mla_config c;
@@ -205,8 +211,16 @@ static void test_config(void) {
   KM_EXPECT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   KM_EXPECT(c.smem_bytes <= optin && c.ctas > 0);
   if (optin >= km_mla_smem_bytes(KM_MLA_BF16, 64, 2)) KM_EXPECT(c.rows == 64 && c.stages == 2);
-  printf("bf16, 128 heads: %d heads per CTA, %d stages, %d B shared memory, %d CTAs at once\n", c.rows, c.stages,
-         c.smem_bytes, c.ctas);
+  KM_EXPECT(c.wgmma == km_mla_wgmma_usable(0));
+  printf("bf16, 128 heads: %d heads per CTA, %d stages, %d B shared memory, %d CTAs at once, %s\n", c.rows, c.stages,
+         c.smem_bytes, c.ctas, c.wgmma ? "wgmma" : "mma.sync (this device or build has no sm_90a path)");
+  KM_EXPECT_CUDA(km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_MMA, &c));
+  KM_EXPECT(c.wgmma == 0 && c.rows == 64);
+  const cudaError_t e = km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_WGMMA, &c);
+  KM_EXPECT(km_mla_wgmma_usable(0) ? e == cudaSuccess && c.wgmma == 1 : e == cudaErrorNotSupported);
+  const km_mla_shape h32 = {32, 64, KM_MLA_BF16}; /* 32 heads: no group of 64, mma.sync */
+  KM_EXPECT_CUDA(km_mla_pick_config(&h32, 0, &c));
+  KM_EXPECT(c.wgmma == 0);
   const km_mla_shape bad = {24, 64, KM_MLA_BF16};
   KM_EXPECT(km_mla_pick_config(&bad, 0, &c) == cudaErrorInvalidValue);
 }
@@ -239,6 +253,10 @@ int main(void) {
       {"128 heads, one latent stage, split 2", 128, B, 64, 2, c700, 2, 64, 1},
       {"128 heads, 32 per CTA", 128, B, 64, 2, c700, 0, 32, 0},
       {"128 heads, 16 per CTA, split 5", 128, B, 64, 2, c700, 5, 16, 0},
+      {"128 heads, b1, the planner's split, mma.sync", 128, B, 64, 1, c1k, 0, 0, 0, 1},
+      {"128 heads, one long, many short, mma.sync", 128, B, 64, 8, c_long, 0, 0, 0, 1},
+      {"192 heads (three groups of 64)", 192, B, 64, 2, c700, 0, 0, 0},
+      {"128 heads, block size 128, split 3", 128, B, 128, 2, c_bs128, 3, 0, 0},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 32 heads", 32, E4, 64, 2, c2, 0, 0, 0},
@@ -247,6 +265,8 @@ int main(void) {
       {"fp8 128 heads, b1, the planner's split", 128, E4, 64, 1, c1k, 0, 0, 0},
       {"fp8 128 heads, one long, many short", 128, E4, 64, 8, c_long, 0, 0, 0},
       {"fp8 128 heads, 32 per CTA, split 2", 128, E4, 64, 2, c700, 2, 32, 0},
+      {"fp8 128 heads, one long, many short, mma.sync", 128, E4, 64, 8, c_long, 0, 0, 0, 1},
+      {"fp8 64 heads, split 2", 64, E4, 64, 2, c700, 2, 0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
   return km_test_finish("gpu_attn_mla");

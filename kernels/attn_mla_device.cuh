@@ -1,0 +1,75 @@
+// What the two MLA decode kernels share (kernels/attn_mla.cu: mma.sync, any SM 8.0+ GPU;
+// kernels/attn_mla_wgmma.cu: wgmma, sm_90a only): the parameter block, the cache's geometry, cp.async, the
+// bf16 packing and the exact e4m3 -> bf16 conversion. Kernel code only (no timing, no host I/O).
+#ifndef KM_KERNELS_ATTN_MLA_DEVICE_CUH
+#define KM_KERNELS_ATTN_MLA_DEVICE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "attn_mla.h"
+
+namespace km_mla_dev {
+
+constexpr int D = KM_MLA_DIM, DV = KM_MLA_VDIM, TILE = KM_MLA_TILE;
+constexpr int RAW_CHUNKS = D / 16;  // an fp8 row: 36 chunks of 16 bytes
+constexpr int RAW_BYTES = TILE * D; // an fp8 tile: 36,864 bytes
+constexpr float LOG2E = 1.4426950408889634f;
+
+struct Params {
+  const uint16_t *q;
+  const char *cache;
+  const float *scale;
+  const int32_t *table, *ctx_lens;
+  const int32_t *chunk_seq, *chunk_begin, *chunk_end, *seq_chunk0, *seq_chunks;
+  uint16_t *out;
+  float *part_o, *part_lse;
+  int heads, groups, block_size, mbps, stages;
+  float scale_log2;
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// 16 bytes global -> shared; src_bytes 0 fills the 16 bytes with zeros and reads nothing.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  uint32_t r;
+  memcpy(&r, &h, 4);
+  return r;
+}
+
+// Two e4m3 codes (low 16 bits) -> two bf16, exact (every e4m3 value is a bf16 value).
+__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t x) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(x & 0xFFFFu), __NV_E4M3);
+  __half2 hh;
+  memcpy(&hh, &h, 4);
+  const float2 f = __half22float2(hh);
+  return pack_bf16(f.x, f.y);
+}
+
+// Global address of the first latent row of tile t (a tile lies inside one block: block_size % 64 == 0).
+template <int EB>
+__device__ __forceinline__ const char *tile_src(const Params &p, const int32_t *table, int t) {
+  const int tok = t * TILE;
+  const long long row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
+  return p.cache + row * (long long)(D * EB);
+}
+
+// The sm_90a kernel of attn_mla_wgmma.cu for a latent format, or nullptr where this build holds no sm_90a
+// code for it (km_mla_wgmma_usable says whether a device can run it), and its shared memory.
+const void *wg_kernel(km_mla_kv kv);
+int wg_smem_bytes(km_mla_kv kv);
+
+}  // namespace km_mla_dev
+
+#endif

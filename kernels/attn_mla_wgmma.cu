@@ -1,0 +1,326 @@
+// MLA decode over the paged latent cache on Hopper's warpgroup MMA (wgmma, sm_90a): the kernel that
+// km_mla_pick_config takes for 64 query heads per CTA on an SM 9.0 device (attn_mla.h has the layouts; the
+// mma.sync kernel of attn_mla.cu is the fallback and the comparison row). One CTA per (chunk, 64 heads),
+// two warpgroups. Q and every latent tile sit in shared memory as 9 blocks of 64 dims (128-byte rows, the
+// 16-byte chunk c of row r at c ^ (r & 7): wgmma's 128-byte swizzle), so both products read their operands
+// straight from shared memory through descriptors:
+//   S = Q C^T    warpgroup g: all 64 rows x tokens 32 g .. +32, 36 wgmma m64n32k16 (K-major A and B);
+//   softmax      row maxima of the two warpgroups meet in shared memory, P = exp2(S - max) to shared
+//                memory as bf16 (one 64 x 64 K-major tile);
+//   O += P V     warpgroup g: all 64 rows x output dims 256 g .. +256, 2 x 4 wgmma m64n128k16, B = the
+//                latent tile read N-major (transposed) from the same shared copy.
+// Per tile and CTA the operands read from shared memory are 216 KiB (S) + 80 KiB (O), against 573 KiB of
+// ldmatrix traffic in the mma.sync kernel. Without sm_90a code (an sm_80 build, or a build without 90 in
+// CMAKE_CUDA_ARCHITECTURES) the kernel is an empty stub that the host side never picks.
+#include "attn_mla_device.cuh"
+
+#include <math.h>
+
+namespace {
+
+using namespace km_mla_dev;
+
+constexpr int THREADS = 256;
+constexpr int ROWS = 64;
+constexpr int KBLK = D / 64;                 // 9 blocks of 64 dims
+constexpr int KB_BYTES = TILE * 128;         // one block of a 64-row region: 8,192 bytes
+constexpr int REGION = KBLK * KB_BYTES;      // Q, or one latent tile: 73,728 bytes
+constexpr int P_BYTES = ROWS * 128;          // P: 64 rows x 64 tokens bf16
+constexpr int RED_FLOATS = 2 * ROWS;         // row maxima / sums of the two warpgroups
+constexpr int MRUN_FLOATS = 2 * ROWS;        // running row maxima, two parities
+constexpr int ALIGN = 1024;                  // the swizzle pattern repeats every 1,024 bytes
+
+constexpr int smem_need(bool fp8) {
+  return ALIGN + REGION + (fp8 ? REGION + RAW_BYTES : 2 * REGION) + P_BYTES + (RED_FLOATS + MRUN_FLOATS) * 4;
+}
+
+// Byte offset of 16-byte chunk cc (of 72) of row r in a blocked region.
+__device__ __forceinline__ uint32_t kaddr(int r, int cc) {
+  return (uint32_t)((cc >> 3) * KB_BYTES + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
+}
+
+// A shared-memory matrix descriptor with the 128-byte swizzle: start, leading and stride byte offsets.
+__device__ __forceinline__ uint64_t desc(uint32_t start, uint32_t lbo, uint32_t sbo) {
+  return (uint64_t)((start & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
+         ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Generic-proxy writes to shared memory (cp.async, st.shared) made visible to wgmma's async proxy.
+__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Keeps the compiler from moving accumulator reads or writes across the asynchronous MMA's issue and wait.
+template <int N>
+__device__ __forceinline__ void pin(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void wgmma_s(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_o(float (&d)[64], uint64_t a, uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(a), "l"(b), "r"(1));
+}
+
+// bf16 tile -> the blocked layout; rows past the context are zero-filled (the pool may hold anything).
+__device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int valid, int tid) {
+#pragma unroll 6
+  for (int i = tid; i < TILE * 72; i += THREADS) {
+    const int r = i / 72, cc = i - r * 72;
+    const bool ok = r < valid;
+    cp_async16(dst + kaddr(r, cc), src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
+  }
+}
+
+// fp8 tile -> a plain shared copy of its codes.
+__device__ __forceinline__ void load_raw(uint32_t dst, const char *src, int valid, int tid) {
+#pragma unroll 1
+  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
+    const bool ok = i / RAW_CHUNKS < valid;
+    cp_async16(dst + (uint32_t)i * 16, src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
+  }
+}
+
+// fp8 codes -> the blocked bf16 tile: 16 codes per thread and step, two 16-byte stores.
+__device__ __forceinline__ void convert_raw(const unsigned char *raw, unsigned char *tile, int tid) {
+#pragma unroll 1
+  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
+    const int r = i / RAW_CHUNKS, c = i - r * RAW_CHUNKS;
+    const uint4 x = *reinterpret_cast<const uint4 *>(raw + (size_t)i * 16);
+    const uint4 lo = make_uint4(e4m3x2_to_bf16x2(x.x), e4m3x2_to_bf16x2(x.x >> 16), e4m3x2_to_bf16x2(x.y),
+                                e4m3x2_to_bf16x2(x.y >> 16));
+    const uint4 hi = make_uint4(e4m3x2_to_bf16x2(x.z), e4m3x2_to_bf16x2(x.z >> 16), e4m3x2_to_bf16x2(x.w),
+                                e4m3x2_to_bf16x2(x.w >> 16));
+    *reinterpret_cast<uint4 *>(tile + kaddr(r, 2 * c)) = lo;
+    *reinterpret_cast<uint4 *>(tile + kaddr(r, 2 * c + 1)) = hi;
+  }
+}
+#endif
+
+template <int KV>
+__global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
+  constexpr int EB = FP8 ? 1 : 2;
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char *q_s = reinterpret_cast<unsigned char *>(((uintptr_t)smem_raw + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+  unsigned char *st = q_s + REGION;  // bf16: two tiles; fp8: the bf16 tile, then the raw codes
+  unsigned char *raw = st + REGION;
+  unsigned char *p_s = st + (FP8 ? REGION + RAW_BYTES : 2 * REGION);
+  float *red = reinterpret_cast<float *>(p_s + P_BYTES);
+  float *mrun = red + RED_FLOATS;
+  const uint32_t q_u = smem_addr(q_s), st_u = smem_addr(st), raw_u = smem_addr(raw), p_u = smem_addr(p_s);
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
+  const int wg = warp >> 2, r0 = 16 * (warp & 3) + g, r1 = r0 + 8;  // this thread's two rows
+  const int chunk = blockIdx.x / p.groups, head0 = (blockIdx.x % p.groups) * ROWS;
+  const int seq = __ldg(p.chunk_seq + chunk);
+  const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
+  const int ctx = __ldg(p.ctx_lens + seq);
+  const int32_t *table = p.table + (size_t)seq * p.mbps;
+
+  // ---- Q (once) and the first tile, one cp.async group
+  {
+    const char *qsrc = reinterpret_cast<const char *>(p.q + ((size_t)seq * p.heads + head0) * D);
+    for (int i = tid; i < ROWS * 72; i += THREADS) {
+      const int r = i / 72, cc = i - r * 72;
+      cp_async16(q_u + kaddr(r, cc), qsrc + (size_t)i * 16, 16);
+    }
+    const int valid = min(TILE, ctx - tb * TILE);
+    if constexpr (FP8)
+      load_raw(raw_u, tile_src<EB>(p, table, tb), valid, tid);
+    else
+      load_tile(st_u, tile_src<EB>(p, table, tb), valid, tid);
+    cp_async_commit();
+  }
+  if (tid < MRUN_FLOATS) mrun[tid] = -INFINITY;
+
+  const float tscale = FP8 ? __ldg(p.scale) : 1.f;
+  const float s_log2 = p.scale_log2 * tscale;
+  float o[2][64];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < 64; ++i) o[h][i] = 0.f;
+  float lsum0 = 0.f, lsum1 = 0.f;
+
+  int par = 0;
+  const int n = te - tb;
+  for (int it = 0; it < n; ++it) {
+    const int t = tb + it;
+    cp_async_wait_all();
+    uint32_t tile_u;
+    if constexpr (FP8) {
+      __syncthreads();  // the raw codes are in; every warpgroup is done with tile t - 1
+      convert_raw(raw, st, tid);
+      fence_async_smem();
+      __syncthreads();  // the bf16 tile is complete and the raw stage is free
+      if (it + 1 < n) load_raw(raw_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
+      cp_async_commit();
+      tile_u = st_u;
+    } else {
+      fence_async_smem();
+      __syncthreads();  // tile t is in shared memory; every warpgroup is done with tile t - 1
+      const int buf = it & 1;
+      if (it + 1 < n)
+        load_tile(st_u + (buf ^ 1) * REGION, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
+      cp_async_commit();
+      tile_u = st_u + buf * REGION;
+    }
+    const int valid = min(TILE, ctx - t * TILE);
+
+    // ---- S = Q C^T: all 64 rows, this warpgroup's 32 tokens
+    float s[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) s[i] = 0.f;
+    pin(s);  // the accumulators are written before the fence, not sunk past the first MMA
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t koff = (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32);
+      wgmma_s(s, desc(q_u + koff, 16, 1024), desc(tile_u + koff + wg * 32 * 128, 16, 1024), kk);
+    }
+    wg_commit();
+    wg_wait_all();
+    pin(s);
+
+    // ---- scores in log2 units, tokens past the context masked, this warpgroup's row maxima
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int col = wg * 32 + 8 * j + 2 * c + (e & 1);
+        const float x = col < valid ? s[4 * j + e] * s_log2 : -INFINITY;
+        s[4 * j + e] = x;
+        if (e < 2) mx0 = fmaxf(mx0, x);
+        else mx1 = fmaxf(mx1, x);
+      }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    if (c == 0) {
+      red[wg * ROWS + r0] = mx0;
+      red[wg * ROWS + r1] = mx1;
+    }
+    __syncthreads();  // both warpgroups' maxima are in
+
+    // ---- new row maxima, P = exp2(S - max) to shared memory, the running sums and O's correction
+    const float *mold = mrun + par * ROWS;
+    const float mn0 = fmaxf(mold[r0], fmaxf(red[r0], red[ROWS + r0]));
+    const float mn1 = fmaxf(mold[r1], fmaxf(red[r1], red[ROWS + r1]));
+    const float corr0 = exp2f(mold[r0] - mn0), corr1 = exp2f(mold[r1] - mn1);
+    float sum0 = 0.f, sum1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float p0 = exp2f(s[4 * j] - mn0), p1 = exp2f(s[4 * j + 1] - mn0);
+      const float p2 = exp2f(s[4 * j + 2] - mn1), p3 = exp2f(s[4 * j + 3] - mn1);
+      sum0 += p0 + p1;
+      sum1 += p2 + p3;
+      const int col = wg * 32 + 8 * j + 2 * c;
+      *reinterpret_cast<uint32_t *>(p_s + r0 * 128 + (((col >> 3) ^ (r0 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p0, p1);
+      *reinterpret_cast<uint32_t *>(p_s + r1 * 128 + (((col >> 3) ^ (r1 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p2, p3);
+    }
+    lsum0 = lsum0 * corr0 + sum0;
+    lsum1 = lsum1 * corr1 + sum1;
+    if (wg == 0 && c == 0) {
+      mrun[(par ^ 1) * ROWS + r0] = mn0;
+      mrun[(par ^ 1) * ROWS + r1] = mn1;
+    }
+    fence_async_smem();
+    __syncthreads();  // P is complete
+
+    // ---- O = O x corr + P V over this warpgroup's 256 output dims
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        o[h][4 * j] *= corr0;
+        o[h][4 * j + 1] *= corr0;
+        o[h][4 * j + 2] *= corr1;
+        o[h][4 * j + 3] *= corr1;
+      }
+    pin(o[0]);
+    pin(o[1]);
+    wg_fence();
+#pragma unroll
+    for (int ks = 0; ks < TILE / 16; ++ks) {
+      const uint64_t a = desc(p_u + ks * 32, 16, 1024);
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        wgmma_o(o[h], a, desc(tile_u + (wg * 4 + 2 * h) * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024));
+    }
+    wg_commit();
+    wg_wait_all();
+    pin(o[0]);
+    pin(o[1]);
+    par ^= 1;
+  }
+
+  // ---- row sums of the two warpgroups meet in shared memory
+  lsum0 += __shfl_xor_sync(0xffffffffu, lsum0, 1);
+  lsum0 += __shfl_xor_sync(0xffffffffu, lsum0, 2);
+  lsum1 += __shfl_xor_sync(0xffffffffu, lsum1, 1);
+  lsum1 += __shfl_xor_sync(0xffffffffu, lsum1, 2);
+  __syncthreads();  // the last tile's maxima exchange is read
+  if (c == 0) {
+    red[wg * ROWS + r0] = lsum0;
+    red[wg * ROWS + r1] = lsum1;
+  }
+  __syncthreads();
+
+  // ---- the output (one chunk) or the partial: normalised output and log2-sum-exp
+  const bool direct = __ldg(p.seq_chunks + seq) == 1;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = half ? r1 : r0;
+    const float tot = red[r] + red[ROWS + r];
+    const float f = tscale / tot;  // tot > 0: every chunk holds a visible token
+    const size_t slot = direct ? (size_t)seq * p.heads + head0 + r : (size_t)chunk * p.heads + head0 + r;
+    const int col0 = wg * 256 + 2 * c;
+    if (direct) {
+      uint16_t *orow = p.out + slot * DV + col0;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+          *reinterpret_cast<uint32_t *>(orow + h * 128 + 8 * j) =
+              pack_bf16(o[h][4 * j + 2 * half] * f, o[h][4 * j + 2 * half + 1] * f);
+    } else {
+      float *po = p.part_o + slot * DV + col0;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+          *reinterpret_cast<float2 *>(po + h * 128 + 8 * j) =
+              make_float2(o[h][4 * j + 2 * half] * f, o[h][4 * j + 2 * half + 1] * f);
+      if (wg == 0 && c == 0) p.part_lse[slot] = mrun[par * ROWS + r] + log2f(tot);
+    }
+  }
+#endif
+}
+
+}  // namespace
+
+namespace km_mla_dev {
+
+const void *wg_kernel(km_mla_kv kv) {
+  return kv == KM_MLA_FP8_E4M3 ? (const void *)&mla_wg_kernel<KM_MLA_FP8_E4M3> : (const void *)&mla_wg_kernel<KM_MLA_BF16>;
+}
+
+int wg_smem_bytes(km_mla_kv kv) { return smem_need(kv == KM_MLA_FP8_E4M3); }
+
+}  // namespace km_mla_dev
