@@ -445,7 +445,7 @@ extern "C" int km_mla_wgmma_usable(int device) {
   if (major != 9 || minor != 0) return 0;
   cudaFuncAttributes fa;
   // the sm_90a code runs on SM 9.0 only; a build without it has only the stub of another architecture
-  if (cudaFuncGetAttributes(&fa, wg_kernel(KM_MLA_BF16)) != cudaSuccess) {
+  if (cudaFuncGetAttributes(&fa, wg_kernel(KM_MLA_BF16, KM_MLA_WG_DEFAULT)) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
@@ -453,7 +453,7 @@ extern "C" int km_mla_wgmma_usable(int device) {
 }
 
 static const void *config_kernel(const km_mla_config *cfg, km_mla_kv kv) {
-  if (cfg->wgmma) return cfg->rows == 64 ? wg_kernel(kv) : nullptr;
+  if (cfg->wgmma) return cfg->rows == 64 ? wg_kernel(kv, cfg->wgmma) : nullptr;
   return kernel_for(cfg->rows, kv);
 }
 
@@ -491,14 +491,16 @@ extern "C" cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int devi
   if (kind != KM_MLA_KERNEL_MMA) {
     const bool can = s->num_heads % 64 == 0 && km_mla_wgmma_usable(device);
     if (can) {
-      km_mla_config c = {64, s->kv == KM_MLA_BF16 ? 2 : 1, 0, 0, 1};
+      const int variant = kind >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? KM_MLA_WG_SPLIT_S + (kind - KM_MLA_KERNEL_WGMMA_SPLIT_S)
+                                                              : KM_MLA_WG_DEFAULT;
+      km_mla_config c = {64, s->kv == KM_MLA_BF16 ? 2 : 1, 0, 0, variant};
       if ((e = resident_ctas(&c, s->kv, sms, optin)) != cudaSuccess) return e;
       if (c.ctas > 0) {
         *out = c;
         return cudaSuccess;
       }
     }
-    if (kind == KM_MLA_KERNEL_WGMMA) return cudaErrorNotSupported;
+    if (kind >= KM_MLA_KERNEL_WGMMA) return cudaErrorNotSupported;
   }
   for (int rows = rows_for(s->num_heads); rows >= 16; rows /= 2)
     for (int stages = s->kv == KM_MLA_BF16 ? 2 : 1; stages >= 1; --stages) {

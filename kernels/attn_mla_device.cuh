@@ -65,9 +65,10 @@ __device__ __forceinline__ const char *tile_src(const Params &p, const int32_t *
   return p.cache + row * (long long)(D * EB);
 }
 
-// The sm_90a kernel of attn_mla_wgmma.cu for a latent format, or nullptr where this build holds no sm_90a
-// code for it (km_mla_wgmma_usable says whether a device can run it), and its shared memory.
-const void *wg_kernel(km_mla_kv kv);
+// The sm_90a kernel of attn_mla_wgmma.cu for a latent format and variant (km_mla_config.wgmma, 1-3; nullptr
+// for another), a stub where this build holds no sm_90a code (km_mla_wgmma_usable says whether a device
+// can run it), and its shared memory.
+const void *wg_kernel(km_mla_kv kv, int variant);
 int wg_smem_bytes(km_mla_kv kv);
 
 }  // namespace km_mla_dev

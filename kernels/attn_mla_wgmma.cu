@@ -58,26 +58,43 @@ __device__ __forceinline__ void pin(float (&d)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-__device__ __forceinline__ void wgmma_s(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
+// S = Q C^T, K-major A and B: m64n32k16 (both warpgroups, 32 tokens each) and m64n64k16 (one, all 64).
+__device__ __forceinline__ void wgmma_s32(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
       : "l"(a), "l"(b), "r"(accumulate));
 }
-
-__device__ __forceinline__ void wgmma_o(float (&d)[64], uint64_t a, uint64_t b) {
+__device__ __forceinline__ void wgmma_s64(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+// O += P V, B (the latent dims) N-major: m64n128k16 (each warpgroup's 256 dims in two) and m64n256k16.
+__device__ __forceinline__ void wgmma_o128(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(a), "l"(b), "r"(1));
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+__device__ __forceinline__ void wgmma_o256(float (&d0)[64], float (&d1)[64], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d0[0]), "+f"(d0[1]), "+f"(d0[2]), "+f"(d0[3]), "+f"(d0[4]), "+f"(d0[5]), "+f"(d0[6]), "+f"(d0[7]), "+f"(d0[8]), "+f"(d0[9]), "+f"(d0[10]), "+f"(d0[11]), "+f"(d0[12]), "+f"(d0[13]), "+f"(d0[14]), "+f"(d0[15]), "+f"(d0[16]), "+f"(d0[17]), "+f"(d0[18]), "+f"(d0[19]), "+f"(d0[20]), "+f"(d0[21]), "+f"(d0[22]), "+f"(d0[23]), "+f"(d0[24]), "+f"(d0[25]), "+f"(d0[26]), "+f"(d0[27]), "+f"(d0[28]), "+f"(d0[29]), "+f"(d0[30]), "+f"(d0[31]), "+f"(d0[32]), "+f"(d0[33]), "+f"(d0[34]), "+f"(d0[35]), "+f"(d0[36]), "+f"(d0[37]), "+f"(d0[38]), "+f"(d0[39]), "+f"(d0[40]), "+f"(d0[41]), "+f"(d0[42]), "+f"(d0[43]), "+f"(d0[44]), "+f"(d0[45]), "+f"(d0[46]), "+f"(d0[47]), "+f"(d0[48]), "+f"(d0[49]), "+f"(d0[50]), "+f"(d0[51]), "+f"(d0[52]), "+f"(d0[53]), "+f"(d0[54]), "+f"(d0[55]), "+f"(d0[56]), "+f"(d0[57]), "+f"(d0[58]), "+f"(d0[59]), "+f"(d0[60]), "+f"(d0[61]), "+f"(d0[62]), "+f"(d0[63]), "+f"(d1[0]), "+f"(d1[1]), "+f"(d1[2]), "+f"(d1[3]), "+f"(d1[4]), "+f"(d1[5]), "+f"(d1[6]), "+f"(d1[7]), "+f"(d1[8]), "+f"(d1[9]), "+f"(d1[10]), "+f"(d1[11]), "+f"(d1[12]), "+f"(d1[13]), "+f"(d1[14]), "+f"(d1[15]), "+f"(d1[16]), "+f"(d1[17]), "+f"(d1[18]), "+f"(d1[19]), "+f"(d1[20]), "+f"(d1[21]), "+f"(d1[22]), "+f"(d1[23]), "+f"(d1[24]), "+f"(d1[25]), "+f"(d1[26]), "+f"(d1[27]), "+f"(d1[28]), "+f"(d1[29]), "+f"(d1[30]), "+f"(d1[31]), "+f"(d1[32]), "+f"(d1[33]), "+f"(d1[34]), "+f"(d1[35]), "+f"(d1[36]), "+f"(d1[37]), "+f"(d1[38]), "+f"(d1[39]), "+f"(d1[40]), "+f"(d1[41]), "+f"(d1[42]), "+f"(d1[43]), "+f"(d1[44]), "+f"(d1[45]), "+f"(d1[46]), "+f"(d1[47]), "+f"(d1[48]), "+f"(d1[49]), "+f"(d1[50]), "+f"(d1[51]), "+f"(d1[52]), "+f"(d1[53]), "+f"(d1[54]), "+f"(d1[55]), "+f"(d1[56]), "+f"(d1[57]), "+f"(d1[58]), "+f"(d1[59]), "+f"(d1[60]), "+f"(d1[61]), "+f"(d1[62]), "+f"(d1[63])
+      : "l"(a), "l"(b), "r"(accumulate));
 }
 
 // bf16 tile -> the blocked layout; rows past the context are zero-filled (the pool may hold anything).
-__device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int valid, int tid) {
+// Thread `idx` of `step` loaders.
+template <int STEP>
+__device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int valid, int idx) {
 #pragma unroll 6
-  for (int i = tid; i < TILE * 72; i += THREADS) {
+  for (int i = idx; i < TILE * 72; i += STEP) {
     const int r = i / 72, cc = i - r * 72;
     const bool ok = r < valid;
     cp_async16(dst + kaddr(r, cc), src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
@@ -85,9 +102,10 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int val
 }
 
 // fp8 tile -> a plain shared copy of its codes.
-__device__ __forceinline__ void load_raw(uint32_t dst, const char *src, int valid, int tid) {
+template <int STEP>
+__device__ __forceinline__ void load_raw(uint32_t dst, const char *src, int valid, int idx) {
 #pragma unroll 1
-  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
+  for (int i = idx; i < TILE * RAW_CHUNKS; i += STEP) {
     const bool ok = i / RAW_CHUNKS < valid;
     cp_async16(dst + (uint32_t)i * 16, src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
   }
@@ -109,22 +127,33 @@ __device__ __forceinline__ void convert_raw(const unsigned char *raw, unsigned c
 }
 #endif
 
-template <int KV>
+// The variants (km_mla_config.wgmma): SPLIT_S, both warpgroups compute S for 32 tokens each and exchange
+// row maxima; ONE_S, warpgroup 0 computes S for all 64 tokens (m64n64k16: Q, the A operand, read from
+// shared memory once instead of twice) and the softmax while warpgroup 1 issues the next tile's loads;
+// ONE_S_N256, the same with each warpgroup's P V as one m64n256k16 per k-step (P read once, not twice).
+enum Variant { SPLIT_S = 1, ONE_S = 2, ONE_S_N256 = 3 };
+
+template <int KV, int V>
 __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
+  constexpr bool ONE = V != SPLIT_S;  // S and softmax by warpgroup 0 alone
   constexpr int EB = FP8 ? 1 : 2;
+  constexpr int SN = ONE ? 64 : 32;   // tokens of S per warpgroup
+  constexpr int LSTEP = ONE ? 128 : THREADS;  // threads that issue a tile's loads (ONE: warpgroup 1)
   extern __shared__ unsigned char smem_raw[];
   unsigned char *q_s = reinterpret_cast<unsigned char *>(((uintptr_t)smem_raw + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
   unsigned char *st = q_s + REGION;  // bf16: two tiles; fp8: the bf16 tile, then the raw codes
   unsigned char *raw = st + REGION;
   unsigned char *p_s = st + (FP8 ? REGION + RAW_BYTES : 2 * REGION);
-  float *red = reinterpret_cast<float *>(p_s + P_BYTES);
+  float *red = reinterpret_cast<float *>(p_s + P_BYTES);  // SPLIT_S: maxima, then sums; ONE: corrections, sums
   float *mrun = red + RED_FLOATS;
   const uint32_t q_u = smem_addr(q_s), st_u = smem_addr(st), raw_u = smem_addr(raw), p_u = smem_addr(p_s);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
   const int wg = warp >> 2, r0 = 16 * (warp & 3) + g, r1 = r0 + 8;  // this thread's two rows
+  const bool loader = !ONE || wg == 1, scorer = !ONE || wg == 0;
+  const int lidx = ONE ? tid - 128 : tid;
   const int chunk = blockIdx.x / p.groups, head0 = (blockIdx.x % p.groups) * ROWS;
   const int seq = __ldg(p.chunk_seq + chunk);
   const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
@@ -140,9 +169,9 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     }
     const int valid = min(TILE, ctx - tb * TILE);
     if constexpr (FP8)
-      load_raw(raw_u, tile_src<EB>(p, table, tb), valid, tid);
+      load_raw<THREADS>(raw_u, tile_src<EB>(p, table, tb), valid, tid);
     else
-      load_tile(st_u, tile_src<EB>(p, table, tb), valid, tid);
+      load_tile<THREADS>(st_u, tile_src<EB>(p, table, tb), valid, tid);
     cp_async_commit();
   }
   if (tid < MRUN_FLOATS) mrun[tid] = -INFINITY;
@@ -160,6 +189,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   const int n = te - tb;
   for (int it = 0; it < n; ++it) {
     const int t = tb + it;
+    const bool more = it + 1 < n;
     cp_async_wait_all();
     uint32_t tile_u;
     if constexpr (FP8) {
@@ -167,81 +197,105 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
       convert_raw(raw, st, tid);
       fence_async_smem();
       __syncthreads();  // the bf16 tile is complete and the raw stage is free
-      if (it + 1 < n) load_raw(raw_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
+      if (more && loader) load_raw<LSTEP>(raw_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), lidx);
       cp_async_commit();
       tile_u = st_u;
     } else {
       fence_async_smem();
       __syncthreads();  // tile t is in shared memory; every warpgroup is done with tile t - 1
       const int buf = it & 1;
-      if (it + 1 < n)
-        load_tile(st_u + (buf ^ 1) * REGION, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
+      if (more && loader)
+        load_tile<LSTEP>(st_u + (buf ^ 1) * REGION, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
+                         lidx);
       cp_async_commit();
       tile_u = st_u + buf * REGION;
     }
     const int valid = min(TILE, ctx - t * TILE);
 
-    // ---- S = Q C^T: all 64 rows, this warpgroup's 32 tokens
-    float s[16];
+    float corr0, corr1;
+    if (scorer) {
+      // ---- S = Q C^T: all 64 rows, this warpgroup's SN tokens
+      float s[SN / 2];
 #pragma unroll
-    for (int i = 0; i < 16; ++i) s[i] = 0.f;
-    pin(s);  // the accumulators are written before the fence, not sunk past the first MMA
-    wg_fence();
+      for (int i = 0; i < SN / 2; ++i) s[i] = 0.f;
+      pin(s);  // the accumulators are written before the fence, not sunk past the first MMA
+      wg_fence();
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      const uint32_t koff = (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32);
-      wgmma_s(s, desc(q_u + koff, 16, 1024), desc(tile_u + koff + wg * 32 * 128, 16, 1024), kk);
-    }
-    wg_commit();
-    wg_wait_all();
-    pin(s);
-
-    // ---- scores in log2 units, tokens past the context masked, this warpgroup's row maxima
-    float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int col = wg * 32 + 8 * j + 2 * c + (e & 1);
-        const float x = col < valid ? s[4 * j + e] * s_log2 : -INFINITY;
-        s[4 * j + e] = x;
-        if (e < 2) mx0 = fmaxf(mx0, x);
-        else mx1 = fmaxf(mx1, x);
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t koff = (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32);
+        const uint64_t a = desc(q_u + koff, 16, 1024), b = desc(tile_u + koff + (ONE ? 0 : wg * 32 * 128), 16, 1024);
+        if constexpr (ONE)
+          wgmma_s64(s, a, b, kk);
+        else
+          wgmma_s32(s, a, b, kk);
       }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    if (c == 0) {
-      red[wg * ROWS + r0] = mx0;
-      red[wg * ROWS + r1] = mx1;
-    }
-    __syncthreads();  // both warpgroups' maxima are in
+      wg_commit();
+      wg_wait_all();
+      pin(s);
 
-    // ---- new row maxima, P = exp2(S - max) to shared memory, the running sums and O's correction
-    const float *mold = mrun + par * ROWS;
-    const float mn0 = fmaxf(mold[r0], fmaxf(red[r0], red[ROWS + r0]));
-    const float mn1 = fmaxf(mold[r1], fmaxf(red[r1], red[ROWS + r1]));
-    const float corr0 = exp2f(mold[r0] - mn0), corr1 = exp2f(mold[r1] - mn1);
-    float sum0 = 0.f, sum1 = 0.f;
+      // ---- scores in log2 units, tokens past the context masked, the row maxima of these tokens
+      const int tok0 = ONE ? 0 : wg * 32;
+      float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float p0 = exp2f(s[4 * j] - mn0), p1 = exp2f(s[4 * j + 1] - mn0);
-      const float p2 = exp2f(s[4 * j + 2] - mn1), p3 = exp2f(s[4 * j + 3] - mn1);
-      sum0 += p0 + p1;
-      sum1 += p2 + p3;
-      const int col = wg * 32 + 8 * j + 2 * c;
-      *reinterpret_cast<uint32_t *>(p_s + r0 * 128 + (((col >> 3) ^ (r0 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p0, p1);
-      *reinterpret_cast<uint32_t *>(p_s + r1 * 128 + (((col >> 3) ^ (r1 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p2, p3);
+      for (int j = 0; j < SN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = tok0 + 8 * j + 2 * c + (e & 1);
+          const float x = col < valid ? s[4 * j + e] * s_log2 : -INFINITY;
+          s[4 * j + e] = x;
+          if (e < 2) mx0 = fmaxf(mx0, x);
+          else mx1 = fmaxf(mx1, x);
+        }
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+      const float *mold = mrun + par * ROWS;
+      float mn0, mn1;
+      if constexpr (ONE) {
+        mn0 = fmaxf(mold[r0], mx0);
+        mn1 = fmaxf(mold[r1], mx1);
+      } else {
+        if (c == 0) {
+          red[wg * ROWS + r0] = mx0;
+          red[wg * ROWS + r1] = mx1;
+        }
+        __syncthreads();  // both warpgroups' maxima are in
+        mn0 = fmaxf(mold[r0], fmaxf(red[r0], red[ROWS + r0]));
+        mn1 = fmaxf(mold[r1], fmaxf(red[r1], red[ROWS + r1]));
+      }
+
+      // ---- P = exp2(S - max) to shared memory, the running sums and O's correction
+      corr0 = exp2f(mold[r0] - mn0);
+      corr1 = exp2f(mold[r1] - mn1);
+      float sum0 = 0.f, sum1 = 0.f;
+#pragma unroll
+      for (int j = 0; j < SN / 8; ++j) {
+        const float p0 = exp2f(s[4 * j] - mn0), p1 = exp2f(s[4 * j + 1] - mn0);
+        const float p2 = exp2f(s[4 * j + 2] - mn1), p3 = exp2f(s[4 * j + 3] - mn1);
+        sum0 += p0 + p1;
+        sum1 += p2 + p3;
+        const int col = tok0 + 8 * j + 2 * c;
+        *reinterpret_cast<uint32_t *>(p_s + r0 * 128 + (((col >> 3) ^ (r0 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p0, p1);
+        *reinterpret_cast<uint32_t *>(p_s + r1 * 128 + (((col >> 3) ^ (r1 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p2, p3);
+      }
+      lsum0 = lsum0 * corr0 + sum0;
+      lsum1 = lsum1 * corr1 + sum1;
+      if (wg == 0 && c == 0) {
+        mrun[(par ^ 1) * ROWS + r0] = mn0;
+        mrun[(par ^ 1) * ROWS + r1] = mn1;
+        if (ONE) {  // warpgroup 1's corrections
+          red[r0] = corr0;
+          red[r1] = corr1;
+        }
+      }
+      fence_async_smem();
     }
-    lsum0 = lsum0 * corr0 + sum0;
-    lsum1 = lsum1 * corr1 + sum1;
-    if (wg == 0 && c == 0) {
-      mrun[(par ^ 1) * ROWS + r0] = mn0;
-      mrun[(par ^ 1) * ROWS + r1] = mn1;
+    __syncthreads();  // P (and, ONE, the corrections) complete
+    if (!scorer) {
+      corr0 = red[r0];
+      corr1 = red[r1];
     }
-    fence_async_smem();
-    __syncthreads();  // P is complete
 
     // ---- O = O x corr + P V over this warpgroup's 256 output dims
 #pragma unroll
@@ -259,9 +313,13 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 #pragma unroll
     for (int ks = 0; ks < TILE / 16; ++ks) {
       const uint64_t a = desc(p_u + ks * 32, 16, 1024);
+      if constexpr (V == ONE_S_N256) {
+        wgmma_o256(o[0], o[1], a, desc(tile_u + wg * 4 * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024), 1);
+      } else {
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        wgmma_o(o[h], a, desc(tile_u + (wg * 4 + 2 * h) * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024));
+        for (int h = 0; h < 2; ++h)
+          wgmma_o128(o[h], a, desc(tile_u + (wg * 4 + 2 * h) * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024), 1);
+      }
     }
     wg_commit();
     wg_wait_all();
@@ -270,13 +328,13 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     par ^= 1;
   }
 
-  // ---- row sums of the two warpgroups meet in shared memory
+  // ---- the row sums (SPLIT_S: both warpgroups' halves) in shared memory
   lsum0 += __shfl_xor_sync(0xffffffffu, lsum0, 1);
   lsum0 += __shfl_xor_sync(0xffffffffu, lsum0, 2);
   lsum1 += __shfl_xor_sync(0xffffffffu, lsum1, 1);
   lsum1 += __shfl_xor_sync(0xffffffffu, lsum1, 2);
-  __syncthreads();  // the last tile's maxima exchange is read
-  if (c == 0) {
+  __syncthreads();  // the last tile's exchange is read
+  if (scorer && c == 0) {
     red[wg * ROWS + r0] = lsum0;
     red[wg * ROWS + r1] = lsum1;
   }
@@ -287,7 +345,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int r = half ? r1 : r0;
-    const float tot = red[r] + red[ROWS + r];
+    const float tot = ONE ? red[r] : red[r] + red[ROWS + r];
     const float f = tscale / tot;  // tot > 0: every chunk holds a visible token
     const size_t slot = direct ? (size_t)seq * p.heads + head0 + r : (size_t)chunk * p.heads + head0 + r;
     const int col0 = wg * 256 + 2 * c;
@@ -317,8 +375,19 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 
 namespace km_mla_dev {
 
-const void *wg_kernel(km_mla_kv kv) {
-  return kv == KM_MLA_FP8_E4M3 ? (const void *)&mla_wg_kernel<KM_MLA_FP8_E4M3> : (const void *)&mla_wg_kernel<KM_MLA_BF16>;
+template <int V>
+const void *pick(km_mla_kv kv) {
+  return kv == KM_MLA_FP8_E4M3 ? (const void *)&mla_wg_kernel<KM_MLA_FP8_E4M3, V>
+                               : (const void *)&mla_wg_kernel<KM_MLA_BF16, V>;
+}
+
+const void *wg_kernel(km_mla_kv kv, int variant) {
+  switch (variant) {
+    case SPLIT_S: return pick<SPLIT_S>(kv);
+    case ONE_S: return pick<ONE_S>(kv);
+    case ONE_S_N256: return pick<ONE_S_N256>(kv);
+    default: return nullptr;
+  }
 }
 
 int wg_smem_bytes(km_mla_kv kv) { return smem_need(kv == KM_MLA_FP8_E4M3); }

@@ -372,7 +372,7 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
   km_bench_counter(b, "chunks", r->plan.num_chunks);
   km_bench_counter(b, "heads_per_cta", r->cfg.rows);
   km_bench_counter(b, "latent_stages", r->cfg.stages);
-  km_bench_counter(b, "wgmma", r->cfg.wgmma);
+  km_bench_counter(b, "wgmma_variant", r->cfg.wgmma);
   km_bench_counter(b, "cache_copies", r->copies);
   char peak_text[160] = "tensor ceiling not timed under --quick / --smoke";
   if (!km_bench_quick(b) && !km_bench_smoke(b)) {
@@ -392,7 +392,10 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
                  r->sh.num_heads, r->sh.kv == KM_MLA_BF16 ? "bf16" : "fp8 e4m3 (tensor scale)", r->batch, r->h_ctx[0],
                  MLA_BLOCK, tflops, peak_text, p->op == MLA_NAIVE ? "simple kernel (the plan unused): " : "",
                  r->plan.num_chunks, r->plan.chunk_tiles, r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "",
-                 r->cfg.wgmma ? "wgmma (sm_90a)" : "mma.sync");
+                 r->cfg.wgmma == KM_MLA_WG_SPLIT_S  ? "wgmma (sm_90a), S split over both warpgroups"
+                 : r->cfg.wgmma == KM_MLA_WG_ONE_S    ? "wgmma (sm_90a), S by one warpgroup"
+                 : r->cfg.wgmma == KM_MLA_WG_ONE_S_N256 ? "wgmma (sm_90a), S by one warpgroup, P V n256"
+                                                      : "mma.sync");
 }
 
 /* The plan lives in the case's stack frame: freed here, after the step, whatever stopped it. */
@@ -408,7 +411,8 @@ static void run_mla(km_bench *b, const void *params) {
 #define BF KM_MLA_BF16
 #define E4 KM_MLA_FP8_E4M3
 #define P(name, op, h, kv, b, ctx) static const mla_params name = {op, h, kv, b, ctx, KM_MLA_KERNEL_AUTO}
-#define P_MMA(name, h, kv, b, ctx) static const mla_params name = {MLA_DECODE, h, kv, b, ctx, KM_MLA_KERNEL_MMA}
+#define P_K(name, k, h, kv, b, ctx) static const mla_params name = {MLA_DECODE, h, kv, b, ctx, k}
+#define P_MMA(name, h, kv, b, ctx) P_K(name, KM_MLA_KERNEL_MMA, h, kv, b, ctx)
 
 /* batch x context at the memory-bound (16) and compute-bound (128) head counts, for each latent format, and
  * the two head counts between at the target shape (b64 x 8K) */
@@ -423,6 +427,16 @@ P(quick_bf16, MLA_DECODE, 128, BF, 4, 2048);
 P_MMA(mma_bf16_h128_b64_8k, 128, BF, 64, 8192);
 P_MMA(mma_fp8_h128_b64_8k, 128, E4, 64, 8192);
 P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
+/* the wgmma kernel's variants (attn_mla.h, KM_MLA_WG_*) at the compute-bound point and at batch 1 */
+#define WG_VARIANTS(X)                                                                  \
+  X(split, KM_MLA_KERNEL_WGMMA_SPLIT_S, "both warpgroups compute S for 32 tokens each") \
+  X(one, KM_MLA_KERNEL_WGMMA_ONE_S, "warpgroup 0 computes S for all 64 tokens and the softmax, warpgroup 1 loads") \
+  X(one_n256, KM_MLA_KERNEL_WGMMA_ONE_S_N256, "as one, P V as one m64n256k16 per k-step")
+#define WG_PARAMS(v, k, what)                        \
+  P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);      \
+  P_K(wg_##v##_fp8_b64, k, 128, E4, 64, 8192);       \
+  P_K(wg_##v##_bf16_b1, k, 128, BF, 1, 32768);
+WG_VARIANTS(WG_PARAMS)
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
 P(naive_h128_b16_4k, MLA_NAIVE, 128, BF, 16, 4096);
 P(naive_h16_b16_4k, MLA_NAIVE, 16, BF, 16, 4096);
@@ -449,6 +463,14 @@ static const km_case attn_mla_cases[] = {
      "attn/mla/h128/fp8_e4m3/b64/ctx8k"},
     {"attn/mla/h128/bf16/b1/ctx32k/mma", T_MLA, SUM_MMA, run_mla, &mma_bf16_h128_b1_32k, 0,
      "attn/mla/h128/bf16/b1/ctx32k"},
+#define WG_ROWS(v, k, what)                                                                                       \
+  {"attn/mla/h128/bf16/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b64, 0,          \
+   "attn/mla/h128/bf16/b64/ctx8k"},                                                                                \
+      {"attn/mla/h128/fp8_e4m3/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_fp8_b64, 0,   \
+       "attn/mla/h128/fp8_e4m3/b64/ctx8k"},                                                                        \
+      {"attn/mla/h128/bf16/b1/ctx32k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b1, 0,        \
+       "attn/mla/h128/bf16/b1/ctx32k"},
+    WG_VARIANTS(WG_ROWS)
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
     {"attn/mla/h128/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8, KM_CASE_QUICK,
      "attn/mla/h128/bf16/b4/ctx2k/quick"},

@@ -178,13 +178,15 @@ if has profile; then
     # KM_PROFILE_FILTER may hold several filters separated by ';': one Nsight Compute session each, so
     # every case gets its own KM_PROFILE_COUNT launches (KM_PROFILE_TIMEOUT s each, default 240)
     : >"$OUT/profile.txt"
+    # KM_PROFILE_SECTIONS: Nsight Compute sections, space-separated (ComputeWorkloadAnalysis adds the pipes'
+    # utilisation, MemoryWorkloadAnalysis_Tables shared memory's wavefronts and bank conflicts)
+    sections=${KM_PROFILE_SECTIONS:-SpeedOfLight MemoryWorkloadAnalysis Occupancy WarpStateStats SchedulerStats LaunchStats}
     IFS=';' read -ra profile_filters <<<"$KM_PROFILE_FILTER"
     for pf in "${profile_filters[@]}"; do
       t0=$(date +%s%N)
       echo "==== profile: $pf" >>"$OUT/profile.txt"
       timeout -s INT "${KM_PROFILE_TIMEOUT:-240}" "$ncu_bin" --clock-control none ${KM_PROFILE_KERNELS:+-k "regex:$KM_PROFILE_KERNELS"} \
-        -c "${KM_PROFILE_COUNT:-4}" --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
-        --section WarpStateStats --section SchedulerStats --section LaunchStats \
+        -c "${KM_PROFILE_COUNT:-4}" $(for sec in $sections; do echo --section "$sec"; done) \
         ./micro ${KM_PROFILE_ARGS---smoke} --filter "$pf" -- --benchmark_color=false >>"$OUT/profile.txt" 2>&1
       note "profile $pf: exit $? in $(elapsed "$t0") s"
     done

@@ -30,7 +30,7 @@ typedef struct tcase {
   int chunk_tiles; /* 0: the planner's choice */
   int rows;        /* 0: km_mla_pick_config's choice, else heads per CTA */
   int stages;      /* 0: the picked stages, else this many */
-  int mma;         /* 1: the mma.sync kernel even where the device takes wgmma */
+  km_mla_kernel kernel; /* AUTO, or one kernel (variant) even where the device would take another */
 } tcase;
 
 static const float SM_SCALE = 0.0721687836f;
@@ -47,7 +47,7 @@ static uint8_t rand_e4m3(uint64_t *st) {
 }
 
 static int config_for(const tcase *t, const km_mla_shape *sh, km_mla_config *cfg) {
-  cudaError_t e = km_mla_pick_config_kernel(sh, 0, t->mma ? KM_MLA_KERNEL_MMA : KM_MLA_KERNEL_AUTO, cfg);
+  cudaError_t e = km_mla_pick_config_kernel(sh, 0, t->kernel, cfg);
   if (e != cudaSuccess) {
     fprintf(stderr, "FAIL %s: no configuration: %s\n", t->what, cudaGetErrorString(e));
     km_test_failures++;
@@ -88,6 +88,10 @@ static size_t count_bad(const char *what, const char *kernel, const uint16_t *go
 
 static void run_case(const tcase *t) {
   if (t->batch < 1 || t->batch > 4096) return;
+  if (t->kernel >= KM_MLA_KERNEL_WGMMA && !km_mla_wgmma_usable(0)) {
+    printf("skip %s: this device or build has no sm_90a path\n", t->what);
+    return;
+  }
   uint64_t st = 0x9e3779b97f4a7c15ull ^ (uint64_t)(t->heads * 131 + t->kv * 7 + t->batch * 3 + t->chunk_tiles * 17 +
                                                     t->rows * 5 + t->stages * 11 + t->block_size);
   const km_mla_shape sh = {t->heads, t->block_size, t->kv};
@@ -191,6 +195,8 @@ static void run_case(const tcase *t) {
   KM_EXPECT_MSG(bad == 0, "%s: %zu of %zu outputs off (%d chunks of <= %d tiles, split %d, %d rows, %d stages, %s)",
                 t->what, bad, on, plan.num_chunks, plan.chunk_tiles, plan.split, cfg.rows, cfg.stages,
                 cfg.wgmma ? "wgmma" : "mma.sync");
+  if (cfg.wgmma) KM_EXPECT_MSG(cfg.wgmma == (t->kernel >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? (int)(t->kernel - KM_MLA_KERNEL_WGMMA_SPLIT_S) + KM_MLA_WG_SPLIT_S : KM_MLA_WG_DEFAULT),
+                               "%s: wgmma variant %d", t->what, cfg.wgmma);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, on);
   if (t->chunk_tiles == 1) KM_EXPECT_MSG(plan.split == 1, "%s: a one-tile chunk must split", t->what);
 done:
@@ -253,10 +259,15 @@ int main(void) {
       {"128 heads, one latent stage, split 2", 128, B, 64, 2, c700, 2, 64, 1},
       {"128 heads, 32 per CTA", 128, B, 64, 2, c700, 0, 32, 0},
       {"128 heads, 16 per CTA, split 5", 128, B, 64, 2, c700, 5, 16, 0},
-      {"128 heads, b1, the planner's split, mma.sync", 128, B, 64, 1, c1k, 0, 0, 0, 1},
-      {"128 heads, one long, many short, mma.sync", 128, B, 64, 8, c_long, 0, 0, 0, 1},
+      {"128 heads, b1, the planner's split, mma.sync", 128, B, 64, 1, c1k, 0, 0, 0, KM_MLA_KERNEL_MMA},
+      {"128 heads, one long, many short, mma.sync", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_MMA},
       {"192 heads (three groups of 64)", 192, B, 64, 2, c700, 0, 0, 0},
       {"128 heads, block size 128, split 3", 128, B, 128, 2, c_bs128, 3, 0, 0},
+      {"128 heads, one long, many short, wgmma split S", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_S},
+      {"128 heads, one long, many short, wgmma one S", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S},
+      {"128 heads, b1, split 3, wgmma one S", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S},
+      {"128 heads, one long, many short, wgmma one S n256", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S_N256},
+      {"128 heads, b1, no split, wgmma one S n256", 128, B, 64, 1, c1k, 1000, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S_N256},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 32 heads", 32, E4, 64, 2, c2, 0, 0, 0},
@@ -265,8 +276,11 @@ int main(void) {
       {"fp8 128 heads, b1, the planner's split", 128, E4, 64, 1, c1k, 0, 0, 0},
       {"fp8 128 heads, one long, many short", 128, E4, 64, 8, c_long, 0, 0, 0},
       {"fp8 128 heads, 32 per CTA, split 2", 128, E4, 64, 2, c700, 2, 32, 0},
-      {"fp8 128 heads, one long, many short, mma.sync", 128, E4, 64, 8, c_long, 0, 0, 0, 1},
+      {"fp8 128 heads, one long, many short, mma.sync", 128, E4, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_MMA},
       {"fp8 64 heads, split 2", 64, E4, 64, 2, c700, 2, 0, 0},
+      {"fp8 128 heads, one long, many short, wgmma one S", 128, E4, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S},
+      {"fp8 128 heads, one long, many short, wgmma one S n256", 128, E4, 64, 8, c_long, 0, 0, 0,
+       KM_MLA_KERNEL_WGMMA_ONE_S_N256},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
   return km_test_finish("gpu_attn_mla");
