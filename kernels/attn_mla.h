@@ -8,7 +8,7 @@
  *   out    bf16 [batch][num_heads][512]
  * For each sequence: S = Q C^T x sm_scale (C: its ctx latent rows), P = softmax(S) over the tokens,
  * O = P C[:, :512]. Softmax in fp32 (running max and sum, base 2); both products on tensor cores
- * (mma.sync m16n8k16, bf16 operands, fp32 accumulators). fp8 codes are converted to bf16 exactly in shared
+ * (bf16 operands, fp32 accumulators: mma.sync m16n8k16, or wgmma on SM 9.0, below). fp8 codes are converted to bf16 exactly in shared
  * memory; the tensor scale multiplies the scores and the output.
  *
  * Work: a CTA takes `rows` (16, 32 or 64) query heads of one chunk of one sequence; a chunk is a run of
@@ -16,7 +16,7 @@
  * the SMs, the host planner cuts each sequence into chunks; a sequence with one chunk is written directly,
  * else each chunk writes an fp32 partial (normalised output and log2-sum-exp) that a combine pass merges.
  *
- * The CTA (8 warps, 256 threads), for rows = 64 (the compute-bound case, 128 heads = two CTAs per chunk):
+ * The mma.sync CTA (8 warps, 256 threads), for rows = 64 (the compute-bound case, 128 heads = two CTAs per chunk):
  *   shared memory  Q tile 64 x 576 bf16 (72 KiB, loaded once), two latent stages 64 x 576 bf16 (2 x 72 KiB,
  *                  cp.async, XOR-swizzled 16-byte chunks so ldmatrix is conflict-free), P 64 x 64 bf16
  *                  (8 KiB), row maxima / sums (1.5 KiB): 225.5 KiB of the H100/H200's 227 KiB, one CTA per
@@ -32,11 +32,14 @@
  *   registers      ~128 (O) + 16 (S) + ~12 fragments + ~30 softmax/addressing: under the 255 cap of
  *                  __launch_bounds__(256, 1).
  * Per tile and CTA: 2176 mma (8.9 MFLOP) against 1120 ldmatrix.x4 (573 KiB of shared-memory reads, ~4,500
- * cycles at 128 B/clock): shared-memory bandwidth, not the tensor cores, bounds this mma.sync design at
- * ~3.5 TFLOP/s per SM, ~450 TFLOP/s on 128 SMs at 1.75 GHz; expect 300-400 TFLOP/s at 128 heads, batch 64,
- * context 8K (~370-490 us; FlashMLA's 660 TFLOP/s needs wgmma with A and B from shared memory, not done here).
- * At 16 heads (30 FLOP per byte) the step is memory-bound: one 72 KiB tile in flight per SM during compute
- * (9.5 MB over 132 SMs, above bandwidth x latency), so it should come near the read ceiling. */
+ * cycles at 128 B/clock): shared-memory bandwidth, not the tensor cores, bounds this mma.sync design; it
+ * measured 229 TFLOP/s at 128 heads, batch 64, context 8K (636.7 us on an H200).
+ * On an SM 9.0 device with sm_90a code in the build the 64-row CTAs run kernels/attn_mla_wgmma.cu instead:
+ * wgmma with both operands read from shared memory by descriptor (Q and the tiles in 128-byte-swizzled
+ * blocks of 64 dims), S and the softmax by one warpgroup, P V split over both: 361.4 us (404 TFLOP/s) at
+ * the same point; its header says what bounds it. At 16 heads (30 FLOP per byte) the step is memory-bound
+ * and runs the mma.sync kernel with 16-row CTAs: one 72 KiB tile in flight per SM during compute (9.5 MB
+ * over 132 SMs, above bandwidth x latency). */
 #ifndef KM_KERNELS_ATTN_MLA_H
 #define KM_KERNELS_ATTN_MLA_H
 
@@ -81,7 +84,7 @@ typedef struct km_mla_config {
  * memory twice) and exchange row maxima; ONE_S: warpgroup 0 computes S for all 64 tokens and the softmax
  * while warpgroup 1 issues the next tile's loads; ONE_S_N256: the same, P V as one m64n256k16 per k-step. */
 enum { KM_MLA_WG_SPLIT_S = 1, KM_MLA_WG_ONE_S = 2, KM_MLA_WG_ONE_S_N256 = 3 };
-#define KM_MLA_WG_DEFAULT KM_MLA_WG_SPLIT_S
+#define KM_MLA_WG_DEFAULT KM_MLA_WG_ONE_S_N256
 
 /* Which kernel km_mla_pick_config_kernel may take. AUTO: the wgmma kernel where the device is SM 9.0, this
  * build holds its sm_90a code and the heads come in groups of 64; else the mma.sync kernel. */

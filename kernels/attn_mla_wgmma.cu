@@ -1,17 +1,25 @@
 // MLA decode over the paged latent cache on Hopper's warpgroup MMA (wgmma, sm_90a): the kernel that
 // km_mla_pick_config takes for 64 query heads per CTA on an SM 9.0 device (attn_mla.h has the layouts; the
-// mma.sync kernel of attn_mla.cu is the fallback and the comparison row). One CTA per (chunk, 64 heads),
+// mma.sync kernel of attn_mla.cu is the fallback and the /mma comparison rows). One CTA per (chunk, 64 heads),
 // two warpgroups. Q and every latent tile sit in shared memory as 9 blocks of 64 dims (128-byte rows, the
 // 16-byte chunk c of row r at c ^ (r & 7): wgmma's 128-byte swizzle), so both products read their operands
 // straight from shared memory through descriptors:
-//   S = Q C^T    warpgroup g: all 64 rows x tokens 32 g .. +32, 36 wgmma m64n32k16 (K-major A and B);
-//   softmax      row maxima of the two warpgroups meet in shared memory, P = exp2(S - max) to shared
-//                memory as bf16 (one 64 x 64 K-major tile);
-//   O += P V     warpgroup g: all 64 rows x output dims 256 g .. +256, 2 x 4 wgmma m64n128k16, B = the
-//                latent tile read N-major (transposed) from the same shared copy.
-// Per tile and CTA the operands read from shared memory are 216 KiB (S) + 80 KiB (O), against 573 KiB of
-// ldmatrix traffic in the mma.sync kernel. Without sm_90a code (an sm_80 build, or a build without 90 in
-// CMAKE_CUDA_ARCHITECTURES) the kernel is an empty stub that the host side never picks.
+//   S = Q C^T    K-major A (Q) and B (the tile), 36 k-steps of 16 dims;
+//   softmax      fp32, base 2, running row maxima; P goes to shared memory as one 64 x 64 bf16 K-major tile;
+//   O += P V     each warpgroup its 256 output dims, B = the same tile read N-major (transposed).
+// Variants (km_mla_config.wgmma, attn_mla.h): SPLIT_S, both warpgroups compute S for 32 tokens each
+// (m64n32k16) and exchange row maxima; ONE_S, warpgroup 0 computes S for all 64 tokens (m64n64k16: Q read
+// from shared memory once per tile, not twice) and the softmax while warpgroup 1 issues the next tile's
+// loads; ONE_S_N256 (the default), the same with each warpgroup's P V as one m64n256k16 per k-step.
+// Shared memory read per tile and CTA by the MMAs: SPLIT_S 216 KiB (S) + 96 KiB (O), ONE_S 144 + 96,
+// ONE_S_N256 144 + 80, against 573 KiB of ldmatrix traffic in the mma.sync kernel. Measured at 128 heads,
+// batch 64 x 8K on an H200 (e37e176): mma.sync 636.7 us, SPLIT_S 437.0, ONE_S 368.8, ONE_S_N256 361.4.
+// Nsight Compute on ONE_S: the tensor pipe is busy 41% of the cycles and issue 43%, with 2 warps per
+// scheduler of which 0.66 are eligible: S, the softmax and P V run one after the other in each CTA (one CTA
+// per SM: Q and two tiles fill its shared memory), so the tensor cores wait out the softmax, the barriers
+// and each MMA batch's drain. fp8 latents: two stages of raw codes (the next tile's load is in flight for a
+// whole step) converted into the one bf16 tile. Without sm_90a code (an sm_80 build, or a build without 90
+// in CMAKE_CUDA_ARCHITECTURES) the kernels are empty stubs that the host side never picks.
 #include "attn_mla_device.cuh"
 
 #include <math.h>
@@ -31,7 +39,7 @@ constexpr int MRUN_FLOATS = 2 * ROWS;        // running row maxima, two parities
 constexpr int ALIGN = 1024;                  // the swizzle pattern repeats every 1,024 bytes
 
 constexpr int smem_need(bool fp8) {
-  return ALIGN + REGION + (fp8 ? REGION + RAW_BYTES : 2 * REGION) + P_BYTES + (RED_FLOATS + MRUN_FLOATS) * 4;
+  return ALIGN + REGION + (fp8 ? REGION + 2 * RAW_BYTES : 2 * REGION) + P_BYTES + (RED_FLOATS + MRUN_FLOATS) * 4;
 }
 
 // Byte offset of 16-byte chunk cc (of 72) of row r in a blocked region.
@@ -143,9 +151,9 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   constexpr int LSTEP = ONE ? 128 : THREADS;  // threads that issue a tile's loads (ONE: warpgroup 1)
   extern __shared__ unsigned char smem_raw[];
   unsigned char *q_s = reinterpret_cast<unsigned char *>(((uintptr_t)smem_raw + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
-  unsigned char *st = q_s + REGION;  // bf16: two tiles; fp8: the bf16 tile, then the raw codes
+  unsigned char *st = q_s + REGION;  // bf16: two tiles; fp8: the bf16 tile, then two stages of raw codes
   unsigned char *raw = st + REGION;
-  unsigned char *p_s = st + (FP8 ? REGION + RAW_BYTES : 2 * REGION);
+  unsigned char *p_s = st + (FP8 ? REGION + 2 * RAW_BYTES : 2 * REGION);
   float *red = reinterpret_cast<float *>(p_s + P_BYTES);  // SPLIT_S: maxima, then sums; ONE: corrections, sums
   float *mrun = red + RED_FLOATS;
   const uint32_t q_u = smem_addr(q_s), st_u = smem_addr(st), raw_u = smem_addr(raw), p_u = smem_addr(p_s);
@@ -193,12 +201,16 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     cp_async_wait_all();
     uint32_t tile_u;
     if constexpr (FP8) {
-      __syncthreads();  // the raw codes are in; every warpgroup is done with tile t - 1
-      convert_raw(raw, st, tid);
-      fence_async_smem();
-      __syncthreads();  // the bf16 tile is complete and the raw stage is free
-      if (more && loader) load_raw<LSTEP>(raw_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), lidx);
+      __syncthreads();  // tile t's codes are in; every warpgroup is done with tile t - 1 (the bf16 tile and the
+                        // other raw stage, converted last time, are free)
+      const int rb = it & 1;
+      if (more && loader)
+        load_raw<LSTEP>(raw_u + (rb ^ 1) * RAW_BYTES, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
+                        lidx);
       cp_async_commit();
+      convert_raw(raw + rb * RAW_BYTES, st, tid);
+      fence_async_smem();
+      __syncthreads();  // the bf16 tile is complete
       tile_u = st_u;
     } else {
       fence_async_smem();

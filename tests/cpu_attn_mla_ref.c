@@ -136,6 +136,19 @@ static void test_planner(void) {
   KM_EXPECT(km_mla_smem_bytes(KM_MLA_BF16, 64, 2) <= 232448);
   KM_EXPECT(km_mla_smem_bytes(KM_MLA_FP8_E4M3, 64, 1) == 73728 + 36864 + 73728 + 8192 + 1536);
   KM_EXPECT(km_mla_smem_bytes(KM_MLA_BF16, 64, 1) <= 167936); /* one stage fits an A100 */
+  /* the wgmma kernel: 1 KiB of alignment slack, Q, two bf16 tiles (fp8: one, and two raw stages), P, 1 KiB of
+   * row maxima and sums: both under the H100/H200's 227 KiB */
+  KM_EXPECT(km_mla_wgmma_smem_bytes(KM_MLA_BF16) == 1024 + 3 * 73728 + 8192 + 1024);
+  KM_EXPECT(km_mla_wgmma_smem_bytes(KM_MLA_FP8_E4M3) == 1024 + 2 * 73728 + 2 * 36864 + 8192 + 1024);
+  KM_EXPECT(km_mla_wgmma_smem_bytes(KM_MLA_BF16) <= 232448 && km_mla_wgmma_smem_bytes(KM_MLA_FP8_E4M3) <= 232448);
+  /* a wgmma configuration with fewer than 64 rows is refused */
+  const km_mla_config wg32 = {32, 2, 0, 132, KM_MLA_WG_DEFAULT};
+  {
+    km_mla_plan p;
+    char err[200];
+    const int32_t c1[1] = {100};
+    KM_EXPECT(km_mla_plan_make(&p, &sh, &wg32, 1, c1, 2, 0, err, sizeof err) == -1);
+  }
   const int32_t one[1] = {32768}, many[6] = {1, 63, 64, 65, 5000, 300};
   check_plan(&sh, &h200, 1, one, 0);
   check_plan(&sh, &h200, 6, many, 0);
