@@ -217,13 +217,14 @@ static void test_config(void) {
   KM_EXPECT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   KM_EXPECT(c.smem_bytes <= optin && c.ctas > 0);
   if (optin >= km_mla_smem_bytes(KM_MLA_BF16, 64, 2)) KM_EXPECT(c.rows == 64 && c.stages == 2);
-  KM_EXPECT(c.wgmma == km_mla_wgmma_usable(0));
+  KM_EXPECT((c.wgmma != 0) == km_mla_wgmma_usable(0));
+  if (c.wgmma) KM_EXPECT(c.wgmma == KM_MLA_WG_DEFAULT);
   printf("bf16, 128 heads: %d heads per CTA, %d stages, %d B shared memory, %d CTAs at once, %s\n", c.rows, c.stages,
          c.smem_bytes, c.ctas, c.wgmma ? "wgmma" : "mma.sync (this device or build has no sm_90a path)");
   KM_EXPECT_CUDA(km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_MMA, &c));
   KM_EXPECT(c.wgmma == 0 && c.rows == 64);
   const cudaError_t e = km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_WGMMA, &c);
-  KM_EXPECT(km_mla_wgmma_usable(0) ? e == cudaSuccess && c.wgmma == 1 : e == cudaErrorNotSupported);
+  KM_EXPECT(km_mla_wgmma_usable(0) ? e == cudaSuccess && c.wgmma == KM_MLA_WG_DEFAULT : e == cudaErrorNotSupported);
   const km_mla_shape h32 = {32, 64, KM_MLA_BF16}; /* 32 heads: no group of 64, mma.sync */
   KM_EXPECT_CUDA(km_mla_pick_config(&h32, 0, &c));
   KM_EXPECT(c.wgmma == 0);
