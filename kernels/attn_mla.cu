@@ -62,28 +62,9 @@ __device__ __forceinline__ void load_tile_bf16(uint32_t dst, const char *src, in
   }
 }
 
-// fp8 tile t -> a plain shared copy of its codes (converted by convert_tile).
-__device__ __forceinline__ void load_tile_raw(uint32_t dst, const char *src, int valid, int tid) {
-#pragma unroll 1
-  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
-    const bool ok = i / RAW_CHUNKS < valid;
-    cp_async16(dst + (uint32_t)i * 16, src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
-  }
-}
-
-// fp8 codes -> the swizzled bf16 tile: 16 codes per thread and step, two 16-byte stores.
+// fp8 codes -> the swizzled bf16 tile.
 __device__ __forceinline__ void convert_tile(const unsigned char *raw, unsigned char *tile, int tid) {
-#pragma unroll 1
-  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
-    const int r = i / RAW_CHUNKS, c = i - r * RAW_CHUNKS;
-    const uint4 x = *reinterpret_cast<const uint4 *>(raw + (size_t)i * 16);
-    const uint4 lo = make_uint4(e4m3x2_to_bf16x2(x.x), e4m3x2_to_bf16x2(x.x >> 16), e4m3x2_to_bf16x2(x.y),
-                                e4m3x2_to_bf16x2(x.y >> 16));
-    const uint4 hi = make_uint4(e4m3x2_to_bf16x2(x.z), e4m3x2_to_bf16x2(x.z >> 16), e4m3x2_to_bf16x2(x.w),
-                                e4m3x2_to_bf16x2(x.w >> 16));
-    *reinterpret_cast<uint4 *>(tile + swz(r, 2 * c, ROW_BYTES)) = lo;
-    *reinterpret_cast<uint4 *>(tile + swz(r, 2 * c + 1, ROW_BYTES)) = hi;
-  }
+  convert_raw_tile<THREADS>(raw, tile, tid, [](int r, int c) { return swz(r, c, ROW_BYTES); });
 }
 
 template <int ROWS>
@@ -129,7 +110,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     }
     const int valid = min(TILE, ctx - tb * TILE);
     if constexpr (FP8)
-      load_tile_raw(st_u, tile_src<EB>(p, table, tb), valid, tid);
+      load_raw_tile<THREADS>(st_u, tile_src<EB>(p, table, tb), valid, tid);
     else
       load_tile_bf16(st_u, tile_src<EB>(p, table, tb), valid, tid);
     cp_async_commit();
@@ -160,7 +141,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     if constexpr (FP8) {
       convert_tile(st, st + RAW_BYTES, tid);
       __syncthreads();  // the bf16 tile is complete and the raw stage is free
-      if (it + 1 < n) load_tile_raw(st_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
+      if (it + 1 < n) load_raw_tile<THREADS>(st_u, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE), tid);
       cp_async_commit();
       tile_u = st_u + RAW_BYTES;
     } else {

@@ -76,14 +76,16 @@ typedef struct km_mla_config {
   int stages;     /* bf16: 2 (load the next tile during this one) or 1; fp8: 1 raw stage */
   int smem_bytes; /* dynamic shared memory per CTA */
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
-  int wgmma;      /* 0: mma.sync; 1-3: the warpgroup-MMA kernel (kernels/attn_mla_wgmma.cu: sm_90a, 64 rows) in
-                     variant KM_MLA_WG_SPLIT_S, KM_MLA_WG_ONE_S or KM_MLA_WG_ONE_S_N256 */
+  int wgmma;      /* 0: mma.sync; 1-4: the warpgroup-MMA kernel (kernels/attn_mla_wgmma.cu: sm_90a, 64 rows) in
+                     variant KM_MLA_WG_SPLIT_S, _ONE_S, _ONE_S_N256 or _SPLIT_K */
 } km_mla_config;
 
 /* The wgmma kernel's variants. SPLIT_S: both warpgroups compute S for 32 tokens each (Q read from shared
  * memory twice) and exchange row maxima; ONE_S: warpgroup 0 computes S for all 64 tokens and the softmax
- * while warpgroup 1 issues the next tile's loads; ONE_S_N256: the same, P V as one m64n256k16 per k-step. */
-enum { KM_MLA_WG_SPLIT_S = 1, KM_MLA_WG_ONE_S = 2, KM_MLA_WG_ONE_S_N256 = 3 };
+ * while warpgroup 1 issues the next tile's loads; ONE_S_N256: the same, P V as one m64n256k16 per k-step;
+ * SPLIT_K: as ONE_S_N256, but both warpgroups compute S over half of the dims each and warpgroup 1 hands
+ * its fp32 partial to warpgroup 0 through shared memory. */
+enum { KM_MLA_WG_SPLIT_S = 1, KM_MLA_WG_ONE_S = 2, KM_MLA_WG_ONE_S_N256 = 3, KM_MLA_WG_SPLIT_K = 4 };
 #define KM_MLA_WG_DEFAULT KM_MLA_WG_ONE_S_N256
 
 /* Which kernel km_mla_pick_config_kernel may take. AUTO: the wgmma kernel where the device is SM 9.0, this
@@ -95,6 +97,7 @@ typedef enum km_mla_kernel {
   KM_MLA_KERNEL_WGMMA_SPLIT_S, /* one variant each (KM_MLA_WG_*), for the comparison rows */
   KM_MLA_KERNEL_WGMMA_ONE_S,
   KM_MLA_KERNEL_WGMMA_ONE_S_N256,
+  KM_MLA_KERNEL_WGMMA_SPLIT_K,
 } km_mla_kernel;
 
 /* 0 when the shape is supported, else a static reason. */

@@ -65,7 +65,34 @@ __device__ __forceinline__ const char *tile_src(const Params &p, const int32_t *
   return p.cache + row * (long long)(D * EB);
 }
 
-// The sm_90a kernel of attn_mla_wgmma.cu for a latent format and variant (km_mla_config.wgmma, 1-3; nullptr
+// fp8 tile -> a plain shared copy of its codes, by thread `idx` of STEP loaders; rows past the context are
+// zero-filled (the pool may hold anything).
+template <int STEP>
+__device__ __forceinline__ void load_raw_tile(uint32_t dst, const char *src, int valid, int idx) {
+#pragma unroll 1
+  for (int i = idx; i < TILE * RAW_CHUNKS; i += STEP) {
+    const bool ok = i / RAW_CHUNKS < valid;
+    cp_async16(dst + (uint32_t)i * 16, src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
+  }
+}
+
+// fp8 codes -> a bf16 tile, 16 codes per thread and step, two 16-byte stores at addr(row, 16-byte chunk).
+template <int STEP, class Addr>
+__device__ __forceinline__ void convert_raw_tile(const unsigned char *raw, unsigned char *tile, int idx, Addr addr) {
+#pragma unroll 1
+  for (int i = idx; i < TILE * RAW_CHUNKS; i += STEP) {
+    const int r = i / RAW_CHUNKS, c = i - r * RAW_CHUNKS;
+    const uint4 x = *reinterpret_cast<const uint4 *>(raw + (size_t)i * 16);
+    const uint4 lo = make_uint4(e4m3x2_to_bf16x2(x.x), e4m3x2_to_bf16x2(x.x >> 16), e4m3x2_to_bf16x2(x.y),
+                                e4m3x2_to_bf16x2(x.y >> 16));
+    const uint4 hi = make_uint4(e4m3x2_to_bf16x2(x.z), e4m3x2_to_bf16x2(x.z >> 16), e4m3x2_to_bf16x2(x.w),
+                                e4m3x2_to_bf16x2(x.w >> 16));
+    *reinterpret_cast<uint4 *>(tile + addr(r, 2 * c)) = lo;
+    *reinterpret_cast<uint4 *>(tile + addr(r, 2 * c + 1)) = hi;
+  }
+}
+
+// The sm_90a kernel of attn_mla_wgmma.cu for a latent format and variant (km_mla_config.wgmma, 1-4; nullptr
 // for another), a stub where this build holds no sm_90a code (km_mla_wgmma_usable says whether a device
 // can run it), and its shared memory.
 const void *wg_kernel(km_mla_kv kv, int variant);

@@ -109,46 +109,33 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int val
   }
 }
 
-// fp8 tile -> a plain shared copy of its codes.
-template <int STEP>
-__device__ __forceinline__ void load_raw(uint32_t dst, const char *src, int valid, int idx) {
-#pragma unroll 1
-  for (int i = idx; i < TILE * RAW_CHUNKS; i += STEP) {
-    const bool ok = i / RAW_CHUNKS < valid;
-    cp_async16(dst + (uint32_t)i * 16, src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
-  }
-}
-
-// fp8 codes -> the blocked bf16 tile: 16 codes per thread and step, two 16-byte stores.
+// fp8 codes -> the blocked bf16 tile.
 __device__ __forceinline__ void convert_raw(const unsigned char *raw, unsigned char *tile, int tid) {
-#pragma unroll 1
-  for (int i = tid; i < TILE * RAW_CHUNKS; i += THREADS) {
-    const int r = i / RAW_CHUNKS, c = i - r * RAW_CHUNKS;
-    const uint4 x = *reinterpret_cast<const uint4 *>(raw + (size_t)i * 16);
-    const uint4 lo = make_uint4(e4m3x2_to_bf16x2(x.x), e4m3x2_to_bf16x2(x.x >> 16), e4m3x2_to_bf16x2(x.y),
-                                e4m3x2_to_bf16x2(x.y >> 16));
-    const uint4 hi = make_uint4(e4m3x2_to_bf16x2(x.z), e4m3x2_to_bf16x2(x.z >> 16), e4m3x2_to_bf16x2(x.w),
-                                e4m3x2_to_bf16x2(x.w >> 16));
-    *reinterpret_cast<uint4 *>(tile + kaddr(r, 2 * c)) = lo;
-    *reinterpret_cast<uint4 *>(tile + kaddr(r, 2 * c + 1)) = hi;
-  }
+  convert_raw_tile<THREADS>(raw, tile, tid, [](int r, int cc) { return kaddr(r, cc); });
 }
 #endif
 
 // The variants (km_mla_config.wgmma): SPLIT_S, both warpgroups compute S for 32 tokens each and exchange
 // row maxima; ONE_S, warpgroup 0 computes S for all 64 tokens (m64n64k16: Q, the A operand, read from
 // shared memory once instead of twice) and the softmax while warpgroup 1 issues the next tile's loads;
-// ONE_S_N256, the same with each warpgroup's P V as one m64n256k16 per k-step (P read once, not twice).
-enum Variant { SPLIT_S = 1, ONE_S = 2, ONE_S_N256 = 3 };
+// ONE_S_N256, the same with each warpgroup's P V as one m64n256k16 per k-step (P read once, not twice);
+// SPLIT_K, as ONE_S_N256 but both warpgroups compute S for all 64 tokens over half of the 576 dims each
+// (18 k-steps), warpgroup 1's fp32 partial handed to warpgroup 0 through shared memory (the P region and
+// the tile's rope block, both free at that point), and every thread loads.
+enum Variant { SPLIT_S = 1, ONE_S = 2, ONE_S_N256 = 3, SPLIT_K = 4 };
 
 template <int KV, int V>
 __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
-  constexpr bool ONE = V != SPLIT_S;  // S and softmax by warpgroup 0 alone
+  constexpr bool ONE = V != SPLIT_S;  // S over all 64 tokens, the softmax by warpgroup 0 alone
+  constexpr bool SK = V == SPLIT_K;   // S's k-steps split over both warpgroups
+  constexpr bool WG1_LOADS = V == ONE_S || V == ONE_S_N256;
+  constexpr bool N256 = V == ONE_S_N256 || V == SPLIT_K;
   constexpr int EB = FP8 ? 1 : 2;
   constexpr int SN = ONE ? 64 : 32;   // tokens of S per warpgroup
-  constexpr int LSTEP = ONE ? 128 : THREADS;  // threads that issue a tile's loads (ONE: warpgroup 1)
+  constexpr int KSTEPS = SK ? D / 32 : D / 16;  // k-steps of S per warpgroup
+  constexpr int LSTEP = WG1_LOADS ? 128 : THREADS;  // threads that issue a tile's loads
   extern __shared__ unsigned char smem_raw[];
   unsigned char *q_s = reinterpret_cast<unsigned char *>(((uintptr_t)smem_raw + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
   unsigned char *st = q_s + REGION;  // bf16: two tiles; fp8: the bf16 tile, then two stages of raw codes
@@ -160,8 +147,10 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
   const int wg = warp >> 2, r0 = 16 * (warp & 3) + g, r1 = r0 + 8;  // this thread's two rows
-  const bool loader = !ONE || wg == 1, scorer = !ONE || wg == 0;
-  const int lidx = ONE ? tid - 128 : tid;
+  const bool loader = !WG1_LOADS || wg == 1;
+  const bool scorer = !ONE || wg == 0;  // computes the softmax of its S
+  const bool computes_s = scorer || SK;
+  const int lidx = WG1_LOADS ? tid - 128 : tid;
   const int chunk = blockIdx.x / p.groups, head0 = (blockIdx.x % p.groups) * ROWS;
   const int seq = __ldg(p.chunk_seq + chunk);
   const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
@@ -177,7 +166,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     }
     const int valid = min(TILE, ctx - tb * TILE);
     if constexpr (FP8)
-      load_raw<THREADS>(raw_u, tile_src<EB>(p, table, tb), valid, tid);
+      load_raw_tile<THREADS>(raw_u, tile_src<EB>(p, table, tb), valid, tid);
     else
       load_tile<THREADS>(st_u, tile_src<EB>(p, table, tb), valid, tid);
     cp_async_commit();
@@ -205,7 +194,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
                         // other raw stage, converted last time, are free)
       const int rb = it & 1;
       if (more && loader)
-        load_raw<LSTEP>(raw_u + (rb ^ 1) * RAW_BYTES, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
+        load_raw_tile<LSTEP>(raw_u + (rb ^ 1) * RAW_BYTES, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
                         lidx);
       cp_async_commit();
       convert_raw(raw + rb * RAW_BYTES, st, tid);
@@ -225,25 +214,54 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     const int valid = min(TILE, ctx - t * TILE);
 
     float corr0, corr1;
-    if (scorer) {
-      // ---- S = Q C^T: all 64 rows, this warpgroup's SN tokens
-      float s[SN / 2];
+    float s[SN / 2];
+    if (computes_s) {
+      // ---- S = Q C^T: all 64 rows, this warpgroup's SN tokens (SPLIT_K: its half of the dims)
 #pragma unroll
       for (int i = 0; i < SN / 2; ++i) s[i] = 0.f;
       pin(s);  // the accumulators are written before the fence, not sunk past the first MMA
       wg_fence();
+      const int k0 = SK ? wg * KSTEPS : 0;
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
+      for (int k = 0; k < KSTEPS; ++k) {
+        const int kk = k0 + k;
         const uint32_t koff = (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32);
         const uint64_t a = desc(q_u + koff, 16, 1024), b = desc(tile_u + koff + (ONE ? 0 : wg * 32 * 128), 16, 1024);
         if constexpr (ONE)
-          wgmma_s64(s, a, b, kk);
+          wgmma_s64(s, a, b, k);
         else
-          wgmma_s32(s, a, b, kk);
+          wgmma_s32(s, a, b, k);
       }
       wg_commit();
       wg_wait_all();
       pin(s);
+    }
+    if constexpr (SK) {
+      // ---- warpgroup 1's partial S to warpgroup 0, thread for thread (the same fragment layout): its first
+      // 16 values in the P region (P of tile t - 1 is consumed), the other 16 in this tile's rope block (dims
+      // 512-575, read by warpgroup 1's own S only, which has completed; P V reads dims 0-511)
+      const int wt = tid & 127;
+      float4 *lo = reinterpret_cast<float4 *>(p_s) + wt * 4;
+      float4 *hi = reinterpret_cast<float4 *>(q_s + (tile_u - q_u) + 8 * KB_BYTES) + wt * 4;
+      if (wg == 1) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          lo[i] = make_float4(s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+          hi[i] = make_float4(s[16 + 4 * i], s[16 + 4 * i + 1], s[16 + 4 * i + 2], s[16 + 4 * i + 3]);
+        }
+      }
+      __syncthreads();  // the partial is in
+      if (wg == 0) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float4 a = lo[i], b = hi[i];
+          s[4 * i] += a.x, s[4 * i + 1] += a.y, s[4 * i + 2] += a.z, s[4 * i + 3] += a.w;
+          s[16 + 4 * i] += b.x, s[16 + 4 * i + 1] += b.y, s[16 + 4 * i + 2] += b.z, s[16 + 4 * i + 3] += b.w;
+        }
+        asm volatile("bar.sync 1, 128;\n" ::: "memory");  // warpgroup 0 has read the partial: P may overwrite it
+      }
+    }
+    if (scorer) {
 
       // ---- scores in log2 units, tokens past the context masked, the row maxima of these tokens
       const int tok0 = ONE ? 0 : wg * 32;
@@ -325,7 +343,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 #pragma unroll
     for (int ks = 0; ks < TILE / 16; ++ks) {
       const uint64_t a = desc(p_u + ks * 32, 16, 1024);
-      if constexpr (V == ONE_S_N256) {
+      if constexpr (N256) {
         wgmma_o256(o[0], o[1], a, desc(tile_u + wg * 4 * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024), 1);
       } else {
 #pragma unroll
@@ -361,24 +379,18 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     const float f = tscale / tot;  // tot > 0: every chunk holds a visible token
     const size_t slot = direct ? (size_t)seq * p.heads + head0 + r : (size_t)chunk * p.heads + head0 + r;
     const int col0 = wg * 256 + 2 * c;
-    if (direct) {
-      uint16_t *orow = p.out + slot * DV + col0;
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-        for (int j = 0; j < 16; ++j)
-          *reinterpret_cast<uint32_t *>(orow + h * 128 + 8 * j) =
-              pack_bf16(o[h][4 * j + 2 * half] * f, o[h][4 * j + 2 * half + 1] * f);
-    } else {
-      float *po = p.part_o + slot * DV + col0;
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int j = 0; j < 16; ++j)
-          *reinterpret_cast<float2 *>(po + h * 128 + 8 * j) =
-              make_float2(o[h][4 * j + 2 * half] * f, o[h][4 * j + 2 * half + 1] * f);
-      if (wg == 0 && c == 0) p.part_lse[slot] = mrun[par * ROWS + r] + log2f(tot);
-    }
+      for (int j = 0; j < 16; ++j) {
+        const float a = o[h][4 * j + 2 * half] * f, b = o[h][4 * j + 2 * half + 1] * f;
+        const size_t at = slot * DV + col0 + h * 128 + 8 * j;
+        if (direct)
+          *reinterpret_cast<uint32_t *>(p.out + at) = pack_bf16(a, b);
+        else
+          *reinterpret_cast<float2 *>(p.part_o + at) = make_float2(a, b);
+      }
+    if (!direct && wg == 0 && c == 0) p.part_lse[slot] = mrun[par * ROWS + r] + log2f(tot);
   }
 #endif
 }
@@ -398,6 +410,7 @@ const void *wg_kernel(km_mla_kv kv, int variant) {
     case SPLIT_S: return pick<SPLIT_S>(kv);
     case ONE_S: return pick<ONE_S>(kv);
     case ONE_S_N256: return pick<ONE_S_N256>(kv);
+    case SPLIT_K: return pick<SPLIT_K>(kv);
     default: return nullptr;
   }
 }

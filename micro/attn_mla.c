@@ -395,6 +395,7 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
                  r->cfg.wgmma == KM_MLA_WG_SPLIT_S  ? "wgmma (sm_90a), S split over both warpgroups"
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S    ? "wgmma (sm_90a), S by one warpgroup"
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S_N256 ? "wgmma (sm_90a), S by one warpgroup, P V n256"
+                 : r->cfg.wgmma == KM_MLA_WG_SPLIT_K    ? "wgmma (sm_90a), S split over the dims, P V n256"
                                                       : "mma.sync");
 }
 
@@ -431,7 +432,8 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
 #define WG_VARIANTS(X)                                                                  \
   X(split, KM_MLA_KERNEL_WGMMA_SPLIT_S, "both warpgroups compute S for 32 tokens each") \
   X(one, KM_MLA_KERNEL_WGMMA_ONE_S, "warpgroup 0 computes S for all 64 tokens and the softmax, warpgroup 1 loads") \
-  X(one_n256, KM_MLA_KERNEL_WGMMA_ONE_S_N256, "as one, P V as one m64n256k16 per k-step")
+  X(one_n256, KM_MLA_KERNEL_WGMMA_ONE_S_N256, "as one, P V as one m64n256k16 per k-step")                   \
+  X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as one_n256, S over half of the dims on each warpgroup")
 #define WG_PARAMS(v, k, what)                        \
   P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);      \
   P_K(wg_##v##_fp8_b64, k, 128, E4, 64, 8192);       \

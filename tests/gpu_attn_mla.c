@@ -269,6 +269,9 @@ int main(void) {
       {"128 heads, b1, split 3, wgmma one S", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S},
       {"128 heads, one long, many short, wgmma one S n256", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S_N256},
       {"128 heads, b1, no split, wgmma one S n256", 128, B, 64, 1, c1k, 1000, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S_N256},
+      {"128 heads, one long, many short, wgmma split K", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_K},
+      {"128 heads, b1, split 3, wgmma split K", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_K},
+      {"64 heads, block size 128, wgmma split K", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_K},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 32 heads", 32, E4, 64, 2, c2, 0, 0, 0},
@@ -282,6 +285,8 @@ int main(void) {
       {"fp8 128 heads, one long, many short, wgmma one S", 128, E4, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_ONE_S},
       {"fp8 128 heads, one long, many short, wgmma one S n256", 128, E4, 64, 8, c_long, 0, 0, 0,
        KM_MLA_KERNEL_WGMMA_ONE_S_N256},
+      {"fp8 128 heads, one long, many short, wgmma split K", 128, E4, 64, 8, c_long, 0, 0, 0,
+       KM_MLA_KERNEL_WGMMA_SPLIT_K},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
   return km_test_finish("gpu_attn_mla");
