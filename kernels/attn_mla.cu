@@ -95,11 +95,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
   const uint32_t q_u = smem_addr(q_s), st_u = smem_addr(st), p_u = smem_addr(p_s);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
-  const int chunk = blockIdx.x / p.groups, head0 = (blockIdx.x % p.groups) * ROWS;
-  const int seq = __ldg(p.chunk_seq + chunk);
-  const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
-  const int ctx = __ldg(p.ctx_lens + seq);
-  const int32_t *table = p.table + (size_t)seq * p.mbps;
+  const auto [chunk, head0, seq, tb, te, ctx, table] = chunk_work(p, ROWS);
 
   // ---- Q (once) and the first tile, one cp.async group
   {

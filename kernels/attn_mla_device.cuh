@@ -57,6 +57,24 @@ __device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t x) {
   return pack_bf16(f.x, f.y);
 }
 
+// What a CTA of `rows` heads works on: its chunk (blockIdx.x / groups), first head, sequence, tiles [tb, te),
+// the sequence's context and block table row.
+struct ChunkWork {
+  int chunk, head0, seq, tb, te, ctx;
+  const int32_t *table;
+};
+__device__ __forceinline__ ChunkWork chunk_work(const Params &p, int rows) {
+  ChunkWork w;
+  w.chunk = blockIdx.x / p.groups;
+  w.head0 = (blockIdx.x % p.groups) * rows;
+  w.seq = __ldg(p.chunk_seq + w.chunk);
+  w.tb = __ldg(p.chunk_begin + w.chunk);
+  w.te = __ldg(p.chunk_end + w.chunk);
+  w.ctx = __ldg(p.ctx_lens + w.seq);
+  w.table = p.table + (size_t)w.seq * p.mbps;
+  return w;
+}
+
 // Global address of the first latent row of tile t (a tile lies inside one block: block_size % 64 == 0).
 template <int EB>
 __device__ __forceinline__ const char *tile_src(const Params &p, const int32_t *table, int t) {

@@ -10,10 +10,12 @@
 // Variants (km_mla_config.wgmma, attn_mla.h): SPLIT_S, both warpgroups compute S for 32 tokens each
 // (m64n32k16) and exchange row maxima; ONE_S, warpgroup 0 computes S for all 64 tokens (m64n64k16: Q read
 // from shared memory once per tile, not twice) and the softmax while warpgroup 1 issues the next tile's
-// loads; ONE_S_N256 (the default), the same with each warpgroup's P V as one m64n256k16 per k-step.
+// loads; ONE_S_N256 (the default), the same with each warpgroup's P V as one m64n256k16 per k-step;
+// SPLIT_K, S's 36 k-steps split over both warpgroups, warpgroup 1's partial handed over in shared memory.
 // Shared memory read per tile and CTA by the MMAs: SPLIT_S 216 KiB (S) + 96 KiB (O), ONE_S 144 + 96,
 // ONE_S_N256 144 + 80, against 573 KiB of ldmatrix traffic in the mma.sync kernel. Measured at 128 heads,
-// batch 64 x 8K on an H200 (e37e176): mma.sync 636.7 us, SPLIT_S 437.0, ONE_S 368.8, ONE_S_N256 361.4.
+// batch 64 x 8K on an H200 (e37e176): mma.sync 636.7 us, SPLIT_S 437.0, ONE_S 368.8, ONE_S_N256 361.4;
+// SPLIT_K (40b4c8a) 509.9 against the default's 366.4 in the same call.
 // Nsight Compute on ONE_S: the tensor pipe is busy 41% of the cycles and issue 43%, with 2 warps per
 // scheduler of which 0.66 are eligible: S, the softmax and P V run one after the other in each CTA (one CTA
 // per SM: Q and two tiles fill its shared memory), so the tensor cores wait out the softmax, the barriers
@@ -151,11 +153,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   const bool scorer = !ONE || wg == 0;  // computes the softmax of its S
   const bool computes_s = scorer || SK;
   const int lidx = WG1_LOADS ? tid - 128 : tid;
-  const int chunk = blockIdx.x / p.groups, head0 = (blockIdx.x % p.groups) * ROWS;
-  const int seq = __ldg(p.chunk_seq + chunk);
-  const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
-  const int ctx = __ldg(p.ctx_lens + seq);
-  const int32_t *table = p.table + (size_t)seq * p.mbps;
+  const auto [chunk, head0, seq, tb, te, ctx, table] = chunk_work(p, ROWS);
 
   // ---- Q (once) and the first tile, one cp.async group
   {
