@@ -52,14 +52,9 @@ __device__ __forceinline__ uint32_t swz(int r, int c, int row_bytes) {
   return (uint32_t)(r * row_bytes + ((c ^ (r & 7)) << 4));
 }
 
-// bf16 tile t -> swizzled shared rows; rows past the context are zero-filled (the pool may hold anything).
+// bf16 tile -> swizzled shared rows.
 __device__ __forceinline__ void load_tile_bf16(uint32_t dst, const char *src, int valid, int tid) {
-#pragma unroll 6
-  for (int i = tid; i < TILE * ROW_CHUNKS; i += THREADS) {
-    const int r = i / ROW_CHUNKS, c = i - r * ROW_CHUNKS;
-    const bool ok = r < valid;
-    cp_async16(dst + swz(r, c, ROW_BYTES), src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
-  }
+  load_bf16_tile<THREADS>(dst, src, valid, tid, [](int r, int c) { return swz(r, c, ROW_BYTES); });
 }
 
 // fp8 codes -> the swizzled bf16 tile.

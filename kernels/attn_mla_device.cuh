@@ -83,6 +83,19 @@ __device__ __forceinline__ const char *tile_src(const Params &p, const int32_t *
   return p.cache + row * (long long)(D * EB);
 }
 
+// bf16 tile -> shared memory, 16-byte chunk cc of row r at addr(r, cc), by thread `idx` of STEP loaders;
+// rows past the context are zero-filled (the pool may hold anything).
+template <int STEP, class Addr>
+__device__ __forceinline__ void load_bf16_tile(uint32_t dst, const char *src, int valid, int idx, Addr addr) {
+  constexpr int CHUNKS = D * 2 / 16;  // 72 per row
+#pragma unroll 6
+  for (int i = idx; i < TILE * CHUNKS; i += STEP) {
+    const int r = i / CHUNKS, cc = i - r * CHUNKS;
+    const bool ok = r < valid;
+    cp_async16(dst + addr(r, cc), src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
+  }
+}
+
 // fp8 tile -> a plain shared copy of its codes, by thread `idx` of STEP loaders; rows past the context are
 // zero-filled (the pool may hold anything).
 template <int STEP>

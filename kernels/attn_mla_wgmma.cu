@@ -99,16 +99,10 @@ __device__ __forceinline__ void wgmma_o256(float (&d0)[64], float (&d1)[64], uin
       : "l"(a), "l"(b), "r"(accumulate));
 }
 
-// bf16 tile -> the blocked layout; rows past the context are zero-filled (the pool may hold anything).
-// Thread `idx` of `step` loaders.
+// bf16 tile -> the blocked layout, by thread `idx` of STEP loaders.
 template <int STEP>
 __device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int valid, int idx) {
-#pragma unroll 6
-  for (int i = idx; i < TILE * 72; i += STEP) {
-    const int r = i / 72, cc = i - r * 72;
-    const bool ok = r < valid;
-    cp_async16(dst + kaddr(r, cc), src + (ok ? (size_t)i * 16 : 0), ok ? 16 : 0);
-  }
+  load_bf16_tile<STEP>(dst, src, valid, idx, [](int r, int cc) { return kaddr(r, cc); });
 }
 
 // fp8 codes -> the blocked bf16 tile.
@@ -124,7 +118,8 @@ __device__ __forceinline__ void convert_raw(const unsigned char *raw, unsigned c
 // SPLIT_K, as ONE_S_N256 but both warpgroups compute S for all 64 tokens over half of the 576 dims each
 // (18 k-steps), warpgroup 1's fp32 partial handed to warpgroup 0 through shared memory (the P region and
 // the tile's rope block, both free at that point), and every thread loads.
-enum Variant { SPLIT_S = 1, ONE_S = 2, ONE_S_N256 = 3, SPLIT_K = 4 };
+constexpr int SPLIT_S = KM_MLA_WG_SPLIT_S, ONE_S = KM_MLA_WG_ONE_S, ONE_S_N256 = KM_MLA_WG_ONE_S_N256,
+              SPLIT_K = KM_MLA_WG_SPLIT_K;
 
 template <int KV, int V>
 __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
