@@ -62,6 +62,12 @@ __device__ __forceinline__ void convert_tile(const unsigned char *raw, unsigned 
   convert_raw_tile<THREADS>(raw, tile, tid, [](int r, int c) { return swz(r, c, ROW_BYTES); });
 }
 
+// 16-row CTAs keep Q in registers (Layout::QREG): no Q region, room for a third bf16 stage.
+__host__ __device__ constexpr bool q_in_registers(int rows) { return rows == 16; }
+__host__ __device__ constexpr int q_region_bytes(int rows) { return q_in_registers(rows) ? 0 : rows * ROW_BYTES; }
+// The most bf16 stages the kernel runs at `rows` (three need Q out of shared memory).
+__host__ __device__ constexpr int max_bf16_stages(int rows) { return q_in_registers(rows) ? 3 : 2; }
+
 template <int ROWS>
 struct Layout {
   static constexpr int MT = ROWS / 16;               // m16 tiles of the O phase (all rows, per warp)
@@ -72,32 +78,63 @@ struct Layout {
   static constexpr int SNT = STOK / 8;               // n8 tiles per warp in S: 2, 2, 1
   static constexpr int OCOLS = DV / WARPS;           // output dims per warp: 64
   static constexpr int ONT = OCOLS / 8;              // n8 tiles per warp in O: 8
+  // 16 rows: every warp needs the same 16 Q rows in S, so each keeps their fragments in registers (144) instead
+  // of re-reading 18 KiB from shared memory per tile, and Q's region goes to a third stage
+  static constexpr bool QREG = q_in_registers(ROWS);
+  static constexpr int S_UNROLL = QREG ? D / 32 : 3;  // QREG indexes qf by the k-step: the S loop unrolled fully
   static_assert(TG * ROWS <= RED_FLOATS, "row exchange fits");
 };
+
+// This warp's Q fragments (rows srow0..+16, every k-step of 16 dims) from Q's swizzled shared copy.
+template <bool QREG>
+__device__ __forceinline__ void load_q_fragments(uint32_t (&qf)[QREG ? D / 16 : 1][4], uint32_t q_u, int srow0,
+                                                 int lane) {
+  if constexpr (QREG) {
+#pragma unroll
+    for (int k = 0; k < D / 16; ++k)
+      ldsm_x4(q_u + swz(srow0 + (lane & 15), 2 * k + (lane >> 4), ROW_BYTES), qf[k][0], qf[k][1], qf[k][2], qf[k][3]);
+  }
+}
 
 template <int ROWS, int KV>
 __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
   using L = Layout<ROWS>;
   constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
+  constexpr bool QREG = L::QREG;
   constexpr int EB = FP8 ? 1 : 2;
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char *q_s = smem;
-  unsigned char *st = q_s + ROWS * ROW_BYTES;  // bf16: stages x tile; fp8: raw codes, then the bf16 tile
+  unsigned char *st = q_s + q_region_bytes(ROWS);  // bf16: stages x tile; fp8: raw codes, then the bf16 tile
   const int stage_bytes = FP8 ? RAW_BYTES + TILE_BYTES : p.stages * TILE_BYTES;
   unsigned char *p_s = st + stage_bytes;
   float *red = reinterpret_cast<float *>(p_s + ROWS * P_ROW_BYTES);
   float *mrun = red + RED_FLOATS;
-  const uint32_t q_u = smem_addr(q_s), st_u = smem_addr(st), p_u = smem_addr(p_s);
+  const uint32_t st_u = smem_addr(st), p_u = smem_addr(p_s);
+  // Q's shared copy: its own region, or (QREG) a stage that nothing writes before the first tile's barrier:
+  // fp8's bf16 tile, the last bf16 stage; with one bf16 stage, stage 0 before the first tile is loaded
+  const bool q_alone = QREG && !FP8 && p.stages == 1;
+  const uint32_t q_u = !QREG ? smem_addr(q_s) : st_u + (FP8 ? RAW_BYTES : (p.stages - 1) * TILE_BYTES);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
   const auto [chunk, head0, seq, tb, te, ctx, table] = chunk_work(p, ROWS);
+  const int rg = warp % L::RG, tgi = warp / L::RG;
+  const int srow0 = rg * 16 * L::SMT, stok0 = tgi * L::STOK, ocol0 = warp * L::OCOLS;
+  const int n = te - tb;
 
-  // ---- Q (once) and the first tile, one cp.async group
+  // ---- Q (once) and the first tile, one cp.async group; with three stages the second tile, a second group
+  uint32_t qf[QREG ? D / 16 : 1][4];  // QREG: this warp's Q fragments of every k-step, loaded once
   {
     const char *qsrc = reinterpret_cast<const char *>(p.q + ((size_t)seq * p.heads + head0) * D);
     for (int i = tid; i < ROWS * ROW_CHUNKS; i += THREADS) {
       const int r = i / ROW_CHUNKS, cc = i - r * ROW_CHUNKS;
       cp_async16(q_u + swz(r, cc, ROW_BYTES), qsrc + (size_t)i * 16, 16);
+    }
+    if (q_alone) {
+      cp_async_commit();
+      cp_async_wait_all();
+      __syncthreads();
+      load_q_fragments<QREG>(qf, q_u, srow0, lane);
+      __syncthreads();  // every warp holds its Q before the first tile overwrites it
     }
     const int valid = min(TILE, ctx - tb * TILE);
     if constexpr (FP8)
@@ -105,13 +142,23 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     else
       load_tile_bf16(st_u, tile_src<EB>(p, table, tb), valid, tid);
     cp_async_commit();
+    if (!FP8 && p.stages == 3) {
+      if (n > 1) load_tile_bf16(st_u + TILE_BYTES, tile_src<EB>(p, table, tb + 1), min(TILE, ctx - (tb + 1) * TILE), tid);
+      cp_async_commit();
+    }
   }
   if (tid < 64) mrun[tid] = -INFINITY;
+  if (QREG && !q_alone) {
+    if (!FP8 && p.stages == 3)
+      cp_async_wait_one();
+    else
+      cp_async_wait_all();
+    __syncthreads();
+    load_q_fragments<QREG>(qf, q_u, srow0, lane);  // the loop's first barrier orders it before Q's stage is reused
+  }
 
   const float tscale = FP8 ? __ldg(p.scale) : 1.f;
   const float s_log2 = p.scale_log2 * tscale;
-  const int rg = warp % L::RG, tgi = warp / L::RG;
-  const int srow0 = rg * 16 * L::SMT, stok0 = tgi * L::STOK, ocol0 = warp * L::OCOLS;
 
   float o[L::MT][L::ONT][4];
 #pragma unroll
@@ -122,11 +169,13 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
 #pragma unroll
   for (int mt = 0; mt < L::SMT; ++mt) lsum[mt][0] = lsum[mt][1] = 0.f;
 
-  int par = 0;
-  const int n = te - tb;
+  int par = 0, buf = 0;
   for (int it = 0; it < n; ++it) {
     const int t = tb + it;
-    cp_async_wait_all();
+    if (!FP8 && p.stages == 3)
+      cp_async_wait_one();  // tile t + 1 may still be in flight
+    else
+      cp_async_wait_all();
     __syncthreads();  // tile t is in shared memory; every warp is done with tile t - 1
     uint32_t tile_u;
     if constexpr (FP8) {
@@ -136,14 +185,15 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
       cp_async_commit();
       tile_u = st_u + RAW_BYTES;
     } else {
-      const int buf = p.stages == 2 ? (it & 1) : 0;
-      if (p.stages == 2) {
-        if (it + 1 < n)
-          load_tile_bf16(st_u + (buf ^ 1) * TILE_BYTES, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
-                         tid);
+      if (p.stages >= 2) {  // tile t + stages - 1 into the stage tile t - 1 held
+        const int ahead = p.stages - 1, nb = buf == 0 ? ahead : buf - 1;
+        if (it + ahead < n)
+          load_tile_bf16(st_u + nb * TILE_BYTES, tile_src<EB>(p, table, t + ahead),
+                         min(TILE, ctx - (t + ahead) * TILE), tid);
         cp_async_commit();
       }
       tile_u = st_u + buf * TILE_BYTES;
+      buf = buf + 1 == p.stages ? 0 : buf + 1;
     }
     const int valid = min(TILE, ctx - t * TILE);
 
@@ -153,15 +203,20 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     for (int mt = 0; mt < L::SMT; ++mt)
 #pragma unroll
       for (int j = 0; j < L::SNT; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
-#pragma unroll 3
+#pragma unroll(L::S_UNROLL)
     for (int kk = 0; kk < D / 16; kk += 2) {  // two k-steps of 16 dims
       uint32_t a[L::SMT][2][4], b[2][L::SNT][2];
 #pragma unroll
       for (int mt = 0; mt < L::SMT; ++mt)
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-          ldsm_x4(q_u + swz(srow0 + 16 * mt + (lane & 15), 2 * (kk + h) + (lane >> 4), ROW_BYTES), a[mt][h][0],
-                  a[mt][h][1], a[mt][h][2], a[mt][h][3]);
+          if constexpr (QREG) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) a[mt][h][e] = qf[kk + h][e];
+          } else {
+            ldsm_x4(q_u + swz(srow0 + 16 * mt + (lane & 15), 2 * (kk + h) + (lane >> 4), ROW_BYTES), a[mt][h][0],
+                    a[mt][h][1], a[mt][h][2], a[mt][h][3]);
+          }
       if constexpr (L::SNT == 2) {
 #pragma unroll
         for (int h = 0; h < 2; ++h)
@@ -404,8 +459,10 @@ extern "C" const char *km_mla_shape_error(const km_mla_shape *s) {
 
 extern "C" int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages) {
   const int st = kv == KM_MLA_BF16 ? stages * TILE_BYTES : RAW_BYTES + TILE_BYTES;
-  return rows * ROW_BYTES + st + rows * P_ROW_BYTES + (RED_FLOATS + MRUN_FLOATS) * (int)sizeof(float);
+  return q_region_bytes(rows) + st + rows * P_ROW_BYTES + (RED_FLOATS + MRUN_FLOATS) * (int)sizeof(float);
 }
+
+extern "C" int km_mla_q_in_registers(int rows) { return q_in_registers(rows); }
 
 extern "C" int km_mla_wgmma_smem_bytes(km_mla_kv kv) { return wg_smem_bytes(kv); }
 
@@ -475,7 +532,7 @@ extern "C" cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int devi
     if (kind >= KM_MLA_KERNEL_WGMMA) return cudaErrorNotSupported;
   }
   for (int rows = rows_for(s->num_heads); rows >= 16; rows /= 2)
-    for (int stages = s->kv == KM_MLA_BF16 ? 2 : 1; stages >= 1; --stages) {
+    for (int stages = s->kv == KM_MLA_BF16 ? max_bf16_stages(rows) : 1; stages >= 1; --stages) {
       km_mla_config c = {rows, stages, 0, 0, 0};
       if ((e = resident_ctas(&c, s->kv, sms, optin)) != cudaSuccess) return e;
       if (c.ctas < 1) continue;
@@ -498,7 +555,8 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
   if (!why && (cfg->rows != 16 && cfg->rows != 32 && cfg->rows != 64)) why = "rows per CTA must be 16, 32 or 64";
   if (!why && cfg->wgmma && cfg->rows != 64) why = "the wgmma kernel takes 64 rows per CTA";
   if (!why && s->num_heads % cfg->rows) why = "query heads must be a multiple of the rows per CTA";
-  if (!why && s->kv == KM_MLA_BF16 && cfg->stages != 1 && cfg->stages != 2) why = "bf16 stages must be 1 or 2";
+  if (!why && s->kv == KM_MLA_BF16 && (cfg->stages < 1 || cfg->stages > max_bf16_stages(cfg->rows)))
+    why = cfg->rows == 16 ? "bf16 stages must be 1, 2 or 3 at 16 rows per CTA" : "bf16 stages must be 1 or 2";
   if (why) {
     snprintf(err, errlen, "%s", why);
     return -1;

@@ -38,8 +38,10 @@
  * wgmma with both operands read from shared memory by descriptor (Q and the tiles in 128-byte-swizzled
  * blocks of 64 dims), S and the softmax by one warpgroup, P V split over both: 361.4 us (404 TFLOP/s) at
  * the same point; its header says what bounds it. At 16 heads (30 FLOP per byte) the step is memory-bound
- * and runs the mma.sync kernel with 16-row CTAs: one 72 KiB tile in flight per SM during compute (9.5 MB
- * over 132 SMs, above bandwidth x latency). */
+ * and runs the mma.sync kernel with 16-row CTAs. Those keep Q in registers (every warp needs the same 16 rows:
+ * 36 k-steps x 4 = 144 registers, instead of 147 KiB of ldmatrix reads of Q per tile by the 8 warps), and the
+ * 18 KiB so freed makes room for a third latent stage (3 x 72 KiB + P + maxima = 219.5 KiB): two 72 KiB tiles
+ * in flight per SM during compute instead of one. */
 #ifndef KM_KERNELS_ATTN_MLA_H
 #define KM_KERNELS_ATTN_MLA_H
 
@@ -73,7 +75,7 @@ typedef struct km_mla_shape {
 /* How a CTA is laid out on this device: query heads per CTA and latent stages, from its shared memory. */
 typedef struct km_mla_config {
   int rows;       /* 16, 32 or 64 query heads per CTA */
-  int stages;     /* bf16: 2 (load the next tile during this one) or 1; fp8: 1 raw stage */
+  int stages;     /* bf16: 3 (16 rows: two tiles in flight during this one), 2 (the next tile) or 1; fp8: 1 raw stage */
   int smem_bytes; /* dynamic shared memory per CTA */
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
   int wgmma;      /* 0: mma.sync; 1-4: the warpgroup-MMA kernel (kernels/attn_mla_wgmma.cu: sm_90a, 64 rows) in
@@ -104,6 +106,9 @@ typedef enum km_mla_kernel {
 const char *km_mla_shape_error(const km_mla_shape *s);
 /* Shared memory a CTA of `rows` heads and `stages` stages of the mma.sync kernel needs. */
 int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages);
+/* 1 when the mma.sync kernel's CTAs of `rows` heads hold Q in registers (16 rows: no Q region in shared
+ * memory, so bf16 runs up to three latent stages), else 0. */
+int km_mla_q_in_registers(int rows);
 /* Shared memory a CTA of the wgmma kernel needs (64 rows; bf16 two stages, fp8 one), 1 KiB of alignment
  * slack included. */
 int km_mla_wgmma_smem_bytes(km_mla_kv kv);

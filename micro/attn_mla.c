@@ -34,6 +34,7 @@ typedef struct mla_params {
   km_mla_kv kv;
   int batch, ctx;
   km_mla_kernel kernel; /* AUTO: wgmma where the device and build allow it */
+  int stages;           /* 0: the planner's latent stages; else fewer (a comparison row) */
 } mla_params;
 
 enum {
@@ -143,6 +144,16 @@ static void setup(km_bench *b, const mla_params *p, mla_run *r) {
     return;
   }
   KM_CUDA(b, e);
+  if (p->stages) {
+    if (p->stages > r->cfg.stages) {
+      km_bench_skip(b, "this device's shared memory holds %d latent stage%s, not %d", r->cfg.stages,
+                    r->cfg.stages > 1 ? "s" : "", p->stages);
+      return;
+    }
+    r->cfg.stages = p->stages;
+    r->cfg.smem_bytes = km_mla_smem_bytes(r->sh.kv, r->cfg.rows, r->cfg.stages);
+    KM_CUDA(b, km_mla_config_prepare(&r->cfg, r->sh.kv));
+  }
   int ctx = p->ctx;
   if (km_bench_smoke(b)) {
     ctx = ctx < SMOKE_CTX ? ctx : SMOKE_CTX;
@@ -396,6 +407,7 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S    ? "wgmma (sm_90a), S by one warpgroup"
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S_N256 ? "wgmma (sm_90a), S by one warpgroup, P V n256"
                  : r->cfg.wgmma == KM_MLA_WG_SPLIT_K    ? "wgmma (sm_90a), S split over the dims, P V n256"
+                 : km_mla_q_in_registers(r->cfg.rows)   ? "mma.sync, Q in registers"
                                                       : "mma.sync");
 }
 
@@ -414,6 +426,7 @@ static void run_mla(km_bench *b, const void *params) {
 #define P(name, op, h, kv, b, ctx) static const mla_params name = {op, h, kv, b, ctx, KM_MLA_KERNEL_AUTO}
 #define P_K(name, k, h, kv, b, ctx) static const mla_params name = {MLA_DECODE, h, kv, b, ctx, k}
 #define P_MMA(name, h, kv, b, ctx) P_K(name, KM_MLA_KERNEL_MMA, h, kv, b, ctx)
+#define P_ST(name, h, kv, b, ctx, st) static const mla_params name = {MLA_DECODE, h, kv, b, ctx, KM_MLA_KERNEL_AUTO, st}
 
 /* batch x context at the memory-bound (16) and compute-bound (128) head counts, for each latent format, and
  * the two head counts between at the target shape (b64 x 8K) */
@@ -437,6 +450,8 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
   X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as the default, with S over half of the dims on each warpgroup")
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
+/* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
+P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
 P(naive_h128_b16_4k, MLA_NAIVE, 128, BF, 16, 4096);
 P(naive_h16_b16_4k, MLA_NAIVE, 16, BF, 16, 4096);
@@ -467,6 +482,8 @@ static const km_case attn_mla_cases[] = {
   {"attn/mla/h128/bf16/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b64, 0,          \
    "attn/mla/h128/bf16/b64/ctx8k"},
     WG_VARIANTS(WG_ROWS)
+    {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
+     &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
     {"attn/mla/h128/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8, KM_CASE_QUICK,
      "attn/mla/h128/bf16/b4/ctx2k/quick"},

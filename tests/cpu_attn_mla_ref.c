@@ -170,6 +170,24 @@ static void test_planner(void) {
   sh.num_heads = 16;
   const km_mla_config c16 = {16, 2, km_mla_smem_bytes(KM_MLA_BF16, 16, 2), 132};
   check_plan(&sh, &c16, 6, many, 0);
+  /* 16 rows keep Q in registers: no Q region, so three bf16 stages fit the H200's 227 KiB (not at 32 rows) */
+  KM_EXPECT(km_mla_q_in_registers(16) == 1 && km_mla_q_in_registers(32) == 0 && km_mla_q_in_registers(64) == 0);
+  KM_EXPECT(km_mla_smem_bytes(KM_MLA_BF16, 16, 3) == 3 * 73728 + 16 * 128 + 1536);
+  KM_EXPECT(km_mla_smem_bytes(KM_MLA_BF16, 16, 3) <= 232448);
+  KM_EXPECT(km_mla_smem_bytes(KM_MLA_BF16, 32, 2) == 32 * 1152 + 2 * 73728 + 32 * 128 + 1536);
+  KM_EXPECT(km_mla_smem_bytes(KM_MLA_FP8_E4M3, 16, 1) == 36864 + 73728 + 16 * 128 + 1536);
+  const km_mla_config c16s3 = {16, 3, km_mla_smem_bytes(KM_MLA_BF16, 16, 3), 132};
+  check_plan(&sh, &c16s3, 6, many, 0);
+  check_plan(&sh, &c16s3, 1, one, 0);
+  const km_mla_config c16s4 = {16, 4, 0, 132};
+  KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s4, 1, one, 512, 0, err, sizeof err) == -1);
+  KM_EXPECT(strstr(err, "1, 2 or 3") != NULL);
+  {
+    km_mla_shape s32 = {32, 64, KM_MLA_BF16};
+    const km_mla_config c32s3 = {32, 3, 0, 132};
+    KM_EXPECT(km_mla_plan_make(&p, &s32, &c32s3, 1, one, 512, 0, err, sizeof err) == -1);
+    KM_EXPECT(strstr(err, "1 or 2") != NULL);
+  }
   sh.kv = KM_MLA_FP8_E4M3;
   const km_mla_config f16 = {16, 1, km_mla_smem_bytes(KM_MLA_FP8_E4M3, 16, 1), 132};
   check_plan(&sh, &f16, 6, many, 0);

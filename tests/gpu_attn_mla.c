@@ -58,6 +58,12 @@ static int config_for(const tcase *t, const km_mla_shape *sh, km_mla_config *cfg
     if (t->stages) cfg->stages = t->stages;
     cfg->wgmma = 0; /* rows and stages are the mma.sync kernel's knobs */
     cfg->smem_bytes = km_mla_smem_bytes(sh->kv, cfg->rows, cfg->stages);
+    int optin = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) == cudaSuccess &&
+        cfg->smem_bytes > optin) {
+      printf("skip %s: %d B of shared memory, the device allows %d\n", t->what, cfg->smem_bytes, optin);
+      return 1;
+    }
     e = km_mla_config_prepare(cfg, sh->kv);
     if (e != cudaSuccess) {
       fprintf(stderr, "FAIL %s: rows %d stages %d: %s\n", t->what, cfg->rows, cfg->stages, cudaGetErrorString(e));
@@ -96,7 +102,7 @@ static void run_case(const tcase *t) {
                                                     t->rows * 5 + t->stages * 11 + t->block_size);
   const km_mla_shape sh = {t->heads, t->block_size, t->kv};
   km_mla_config cfg;
-  if (config_for(t, &sh, &cfg) != 0) return;
+  if (config_for(t, &sh, &cfg) != 0) return; /* a failure counted, or a skip said */
   const int bs = t->block_size, heads = t->heads;
   const size_t eb = t->kv == KM_MLA_BF16 ? 2 : 1;
   int mbps = 1;
@@ -217,6 +223,13 @@ static void test_config(void) {
   KM_EXPECT_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   KM_EXPECT(c.smem_bytes <= optin && c.ctas > 0);
   if (optin >= km_mla_smem_bytes(KM_MLA_BF16, 64, 2)) KM_EXPECT(c.rows == 64 && c.stages == 2);
+  {
+    const km_mla_shape h16 = {16, 64, KM_MLA_BF16}; /* 16 heads: Q in registers, three stages where they fit */
+    km_mla_config c16;
+    KM_EXPECT_CUDA(km_mla_pick_config(&h16, 0, &c16));
+    KM_EXPECT(c16.rows == 16 && c16.wgmma == 0);
+    if (optin >= km_mla_smem_bytes(KM_MLA_BF16, 16, 3)) KM_EXPECT(c16.stages == 3);
+  }
   KM_EXPECT((c.wgmma != 0) == km_mla_wgmma_usable(0));
   if (c.wgmma) KM_EXPECT(c.wgmma == KM_MLA_WG_DEFAULT);
   printf("bf16, 128 heads: %d heads per CTA, %d stages, %d B shared memory, %d CTAs at once, %s\n", c.rows, c.stages,
@@ -246,6 +259,11 @@ int main(void) {
   const tcase cases[] = {
       {"16 heads, contexts 1/65/300", 16, B, 64, 3, c3, 0, 0, 0},
       {"16 heads, split into one-tile chunks", 16, B, 64, 3, c3, 1, 0, 0},
+      {"16 heads, one long, many short", 16, B, 64, 8, c_long, 0, 0, 0},
+      {"16 heads, three stages, split 2", 16, B, 64, 3, c3, 2, 16, 3},
+      {"16 heads, two stages, one long, many short", 16, B, 64, 8, c_long, 0, 16, 2},
+      {"16 heads, one stage, one long, many short", 16, B, 64, 8, c_long, 0, 16, 1},
+      {"16 heads, one stage, block size 128", 16, B, 128, 2, c_bs128, 0, 16, 1},
       {"32 heads, split 2", 32, B, 64, 2, c2, 2, 0, 0},
       {"48 heads (16 per CTA)", 48, B, 64, 2, c700, 0, 0, 0},
       {"64 heads", 64, B, 64, 2, c700, 0, 0, 0},
@@ -274,6 +292,7 @@ int main(void) {
       {"64 heads, block size 128, wgmma split K", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_K},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
+      {"fp8 16 heads, one long, many short", 16, E4, 64, 8, c_long, 0, 0, 0},
       {"fp8 32 heads", 32, E4, 64, 2, c2, 0, 0, 0},
       {"fp8 64 heads, block size 128", 64, E4, 128, 2, c_bs128, 0, 0, 0},
       {"fp8 128 heads, b1, no split", 128, E4, 64, 1, c1k, 1000, 0, 0},
