@@ -132,7 +132,6 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
   const auto [chunk, head0, seq, tb, te, ctx, table] = chunk_work(p, ROWS);
-  launch_dependents();
   const int rg = warp % L::RG, tgi = warp / L::RG;
   const int srow0 = rg * 16 * L::SMT, stok0 = tgi * L::STOK, ocol0 = warp * L::OCOLS;
   const int n = te - tb;
@@ -401,7 +400,6 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
 // Combine: one CTA per (sequence, head) of a split sequence, a thread per 4 output dims, a running
 // (max, weight sum, weighted output) over the sequence's chunks.
 __global__ void __launch_bounds__(COMBINE_THREADS) mla_combine_kernel(const Params p) {
-  wait_for_primary();  // the decode grid's partials (launched as its programmatic dependent on SM 9.0+)
   const int seq = blockIdx.x / p.heads, head = blockIdx.x % p.heads;
   const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
@@ -422,21 +420,6 @@ __global__ void __launch_bounds__(COMBINE_THREADS) mla_combine_kernel(const Para
   const float inv = 1.f / w;
   uint2 v = make_uint2(pack_bf16(acc[0] * inv, acc[1] * inv), pack_bf16(acc[2] * inv, acc[3] * inv));
   *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * threadIdx.x) = v;
-}
-
-// Whether the combine kernel that runs on this device was compiled with its griddepcontrol.wait (PTX for
-// SM 9.0+); PTX of an older target JIT-compiled here has none and must not launch as a dependent. Asked once,
-// of the device current at the first split step.
-bool combine_waits() {
-  static const bool waits = [] {
-    cudaFuncAttributes fa;
-    if (cudaFuncGetAttributes(&fa, (const void *)&mla_combine_kernel) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    return fa.ptxVersion >= 90;
-  }();
-  return waits;
 }
 
 const void *kernel_for(int rows, km_mla_kv kv, int load_late) {
@@ -507,8 +490,6 @@ extern "C" int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages) {
 }
 
 extern "C" int km_mla_q_in_registers(int rows) { return q_in_registers(rows); }
-
-extern "C" int km_mla_combine_dependent(void) { return combine_waits(); }
 
 extern "C" int km_mla_wgmma_smem_bytes(km_mla_kv kv) { return wg_smem_bytes(kv); }
 
@@ -714,16 +695,6 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   const unsigned grid = (unsigned)(nc * p.groups);
   cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(THREADS), args, (size_t)pl->cfg.smem_bytes, stream);
   if (e != cudaSuccess || !pl->split) return e;
-  // the combine pass as the decode grid's programmatic dependent where the device has it (SM 9.0+): it is
-  // launched while the decode CTAs run and waits for them in griddepcontrol.wait, not behind a launch gap
-  cudaLaunchConfig_t lc = {};
-  lc.gridDim = dim3((unsigned)(pl->batch * s->num_heads));
-  lc.blockDim = dim3(COMBINE_THREADS);
-  lc.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  lc.attrs = attr;
-  lc.numAttrs = combine_waits() ? 1 : 0;
-  return cudaLaunchKernelExC(&lc, (const void *)&mla_combine_kernel, args);
+  return cudaLaunchKernel((const void *)&mla_combine_kernel, dim3((unsigned)(pl->batch * s->num_heads)),
+                          dim3(COMBINE_THREADS), args, 0, stream);
 }

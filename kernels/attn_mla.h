@@ -111,9 +111,6 @@ int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages);
 /* 1 when the mma.sync kernel's CTAs of `rows` heads hold Q in registers (16 rows: no Q region in shared
  * memory, so bf16 runs up to three latent stages), else 0. */
 int km_mla_q_in_registers(int rows);
-/* 1 when a split step's combine pass launches as the decode grid's programmatic dependent (its code on the
- * current device waits in griddepcontrol.wait: SM 9.0+), else 0 (an ordinary launch after the decode grid). */
-int km_mla_combine_dependent(void);
 /* Shared memory a CTA of the wgmma kernel needs (64 rows; bf16 two stages, fp8 one), 1 KiB of alignment
  * slack included. */
 int km_mla_wgmma_smem_bytes(km_mla_kv kv);

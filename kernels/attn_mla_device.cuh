@@ -58,19 +58,6 @@ __device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t x) {
   return pack_bf16(f.x, f.y);
 }
 
-// Programmatic dependent launch (SM 9.0+; a no-op before): the decode kernels let the combine pass launch
-// once all their CTAs are running, and the combine pass waits for the decode grid's completion and memory.
-__device__ __forceinline__ void launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void wait_for_primary() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-
 // What a CTA of `rows` heads works on: its chunk (blockIdx.x / groups), first head, sequence, tiles [tb, te),
 // the sequence's context and block table row.
 struct ChunkWork {

@@ -149,7 +149,6 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   const bool computes_s = scorer || SK;
   const int lidx = WG1_LOADS ? tid - 128 : tid;
   const auto [chunk, head0, seq, tb, te, ctx, table] = chunk_work(p, ROWS);
-  launch_dependents();
 
   // ---- Q (once) and the first tile, one cp.async group
   {

@@ -151,7 +151,6 @@ static void setup(km_bench *b, const mla_params *p, mla_run *r) {
       return;
     }
     r->cfg.load_late = 1;
-    KM_CUDA(b, km_mla_config_prepare(&r->cfg, r->sh.kv)); /* its own kernel: raise that one's limit */
   }
   if (p->stages) {
     if (p->stages > r->cfg.stages) {
@@ -408,14 +407,10 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
              100.0 * tflops / peak, peak);
   }
   km_bench_label(b, "MLA %d heads, %s latent 512+64, batch %d x %d ctx, block %d: %.0f TFLOP/s (%s); %s%d chunks "
-                 "of <= %d tiles%s, %d heads per CTA, %d stage%s%s, %s",
+                 "of <= %d tiles, %d heads per CTA, %d stage%s%s, %s",
                  r->sh.num_heads, r->sh.kv == KM_MLA_BF16 ? "bf16" : "fp8 e4m3 (tensor scale)", r->batch, r->h_ctx[0],
                  MLA_BLOCK, tflops, peak_text, p->op == MLA_NAIVE ? "simple kernel (the plan unused): " : "",
-                 r->plan.num_chunks, r->plan.chunk_tiles,
-                 !r->plan.split || p->op != MLA_DECODE ? ""
-                 : km_mla_combine_dependent()          ? " (combine pass launched as a programmatic dependent)"
-                                                       : " (combine pass after the decode grid)",
-                 r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "",
+                 r->plan.num_chunks, r->plan.chunk_tiles, r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "",
                  r->cfg.load_late ? " (loads issued after S)" : "",
                  r->cfg.wgmma == KM_MLA_WG_SPLIT_S  ? "wgmma (sm_90a), S split over both warpgroups"
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S    ? "wgmma (sm_90a), S by one warpgroup"
