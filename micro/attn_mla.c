@@ -151,6 +151,7 @@ static void setup(km_bench *b, const mla_params *p, mla_run *r) {
       return;
     }
     r->cfg.load_late = 1;
+    KM_CUDA(b, km_mla_config_prepare(&r->cfg, r->sh.kv)); /* its own kernel: raise that one's limit */
   }
   if (p->stages) {
     if (p->stages > r->cfg.stages) {
