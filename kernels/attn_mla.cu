@@ -99,19 +99,7 @@ __device__ __forceinline__ void load_q_fragments(uint32_t (&qf)[QREG ? D / 16 : 
   }
 }
 
-// bf16, 2-3 stages: tile t + stages - 1 (of the chunk's [.., te)) into the stage that tile t - 1 held (free
-// since the iteration's first barrier); buf is tile t's stage. One cp.async group, empty past the chunk.
-__device__ __forceinline__ void issue_next_tile(const Params &p, const int32_t *table, uint32_t st_u, int buf, int it,
-                                                int n, int t, int ctx, int tid) {
-  if (p.stages < 2) return;
-  const int ahead = p.stages - 1, nb = buf == 0 ? ahead : buf - 1;
-  if (it + ahead < n)
-    load_tile_bf16(st_u + nb * TILE_BYTES, tile_src<2>(p, table, t + ahead), min(TILE, ctx - (t + ahead) * TILE), tid);
-  cp_async_commit();
-}
-
-// LATE (16-row bf16 CTAs, km_mla_config.load_late): the next tile's loads after S instead of before it.
-template <int ROWS, int KV, bool LATE = false>
+template <int ROWS, int KV>
 __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
   using L = Layout<ROWS>;
   constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
@@ -185,7 +173,6 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
   for (int mt = 0; mt < L::SMT; ++mt) lsum[mt][0] = lsum[mt][1] = 0.f;
 
   int par = 0, buf = 0;
-  constexpr bool late = LATE && !FP8 && L::QREG;
   for (int it = 0; it < n; ++it) {
     const int t = tb + it;
     if (!FP8 && p.stages == 3)
@@ -201,9 +188,13 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
       cp_async_commit();
       tile_u = st_u + RAW_BYTES;
     } else {
-      // the next tile's loads before S, or after it (load_late, 16-row CTAs only) so that S's ldmatrix reads do
-      // not queue behind them
-      if constexpr (!late) issue_next_tile(p, table, st_u, buf, it, n, t, ctx, tid);
+      if (p.stages >= 2) {  // tile t + stages - 1 into the stage tile t - 1 held (free since the barrier above)
+        const int ahead = p.stages - 1, nb = buf == 0 ? ahead : buf - 1;
+        if (it + ahead < n)
+          load_tile_bf16(st_u + nb * TILE_BYTES, tile_src<EB>(p, table, t + ahead),
+                         min(TILE, ctx - (t + ahead) * TILE), tid);
+        cp_async_commit();
+      }
       tile_u = st_u + buf * TILE_BYTES;
       buf = buf + 1 == p.stages ? 0 : buf + 1;
     }
@@ -258,7 +249,6 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) s[0][0][e] += s_odd[e];
     }
-    if constexpr (late) issue_next_tile(p, table, st_u, buf == 0 ? p.stages - 1 : buf - 1, it, n, t, ctx, tid);
 
     // ---- scores in log2 units, tokens past the context masked, this warp's row maxima to shared memory
     float mx[L::SMT][2];
@@ -422,9 +412,8 @@ __global__ void __launch_bounds__(COMBINE_THREADS) mla_combine_kernel(const Para
   *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * threadIdx.x) = v;
 }
 
-const void *kernel_for(int rows, km_mla_kv kv, int load_late) {
+const void *kernel_for(int rows, km_mla_kv kv) {
   const bool f8 = kv == KM_MLA_FP8_E4M3;
-  if (load_late) return rows == 16 && !f8 ? (const void *)&mla_kernel<16, KM_MLA_BF16, true> : nullptr;
   switch (rows) {
     case 16: return f8 ? (const void *)&mla_kernel<16, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<16, KM_MLA_BF16>;
     case 32: return f8 ? (const void *)&mla_kernel<32, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<32, KM_MLA_BF16>;
@@ -510,7 +499,7 @@ extern "C" int km_mla_wgmma_usable(int device) {
 
 static const void *config_kernel(const km_mla_config *cfg, km_mla_kv kv) {
   if (cfg->wgmma) return cfg->rows == 64 ? wg_kernel(kv, cfg->wgmma) : nullptr;
-  return kernel_for(cfg->rows, kv, cfg->load_late);
+  return kernel_for(cfg->rows, kv);
 }
 
 static int config_smem_need(const km_mla_config *cfg, km_mla_kv kv) {
@@ -581,8 +570,6 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
   if (!why && batch < 1) why = "batch must be >= 1";
   if (!why && (cfg->rows != 16 && cfg->rows != 32 && cfg->rows != 64)) why = "rows per CTA must be 16, 32 or 64";
   if (!why && cfg->wgmma && cfg->rows != 64) why = "the wgmma kernel takes 64 rows per CTA";
-  if (!why && cfg->load_late && (cfg->wgmma || cfg->rows != 16 || s->kv != KM_MLA_BF16))
-    why = "load_late is a variant of the mma.sync kernel's 16-row bf16 CTAs";
   if (!why && s->num_heads % cfg->rows) why = "query heads must be a multiple of the rows per CTA";
   if (!why && s->kv == KM_MLA_BF16 && (cfg->stages < 1 || cfg->stages > max_bf16_stages(cfg->rows)))
     why = cfg->rows == 16 ? "bf16 stages must be 1, 2 or 3 at 16 rows per CTA" : "bf16 stages must be 1 or 2";

@@ -80,8 +80,6 @@ typedef struct km_mla_config {
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
   int wgmma;      /* 0: mma.sync; 1-4: the warpgroup-MMA kernel (kernels/attn_mla_wgmma.cu: sm_90a, 64 rows) in
                      variant KM_MLA_WG_SPLIT_S, _ONE_S, _ONE_S_N256 or _SPLIT_K */
-  int load_late;  /* mma.sync kernel, 16 rows, bf16 with 2-3 stages: 1 issues the next tile's cp.async after S
-                     instead of before it (a comparison row); 0 elsewhere (the planner refuses it) */
 } km_mla_config;
 
 /* The wgmma kernel's variants. SPLIT_S: both warpgroups compute S for 32 tokens each (Q read from shared

@@ -35,7 +35,6 @@ typedef struct mla_params {
   int batch, ctx;
   km_mla_kernel kernel; /* AUTO: wgmma where the device and build allow it */
   int stages;           /* 0: the planner's latent stages; else fewer (a comparison row) */
-  int load_late;        /* km_mla_config.load_late (mma.sync kernel) */
 } mla_params;
 
 enum {
@@ -145,14 +144,6 @@ static void setup(km_bench *b, const mla_params *p, mla_run *r) {
     return;
   }
   KM_CUDA(b, e);
-  if (p->load_late) {
-    if (r->cfg.wgmma) {
-      km_bench_skip(b, "loads after S is a variant of the mma.sync kernel; this device takes wgmma");
-      return;
-    }
-    r->cfg.load_late = 1;
-    KM_CUDA(b, km_mla_config_prepare(&r->cfg, r->sh.kv)); /* its own kernel: raise that one's limit */
-  }
   if (p->stages) {
     if (p->stages > r->cfg.stages) {
       km_bench_skip(b, "this device's shared memory holds %d latent stage%s, not %d", r->cfg.stages,
@@ -408,11 +399,10 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
              100.0 * tflops / peak, peak);
   }
   km_bench_label(b, "MLA %d heads, %s latent 512+64, batch %d x %d ctx, block %d: %.0f TFLOP/s (%s); %s%d chunks "
-                 "of <= %d tiles, %d heads per CTA, %d stage%s%s, %s",
+                 "of <= %d tiles, %d heads per CTA, %d stage%s, %s",
                  r->sh.num_heads, r->sh.kv == KM_MLA_BF16 ? "bf16" : "fp8 e4m3 (tensor scale)", r->batch, r->h_ctx[0],
                  MLA_BLOCK, tflops, peak_text, p->op == MLA_NAIVE ? "simple kernel (the plan unused): " : "",
                  r->plan.num_chunks, r->plan.chunk_tiles, r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "",
-                 r->cfg.load_late ? " (loads issued after S)" : "",
                  r->cfg.wgmma == KM_MLA_WG_SPLIT_S  ? "wgmma (sm_90a), S split over both warpgroups"
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S    ? "wgmma (sm_90a), S by one warpgroup"
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S_N256 ? "wgmma (sm_90a), S by one warpgroup, P V n256"
@@ -448,6 +438,8 @@ static void run_mla(km_bench *b, const void *params) {
 GRID_HEADS(GRID_PARAMS)
 
 P(quick_bf16, MLA_DECODE, 128, BF, 4, 2048);
+P(quick_bf16_h16, MLA_DECODE, 16, BF, 4, 2048); /* the 16-row mma.sync kernel in the --quick pass */
+P(quick_fp8_h16, MLA_DECODE, 16, E4, 4, 2048);
 P_MMA(mma_bf16_h128_b64_8k, 128, BF, 64, 8192);
 P_MMA(mma_fp8_h128_b64_8k, 128, E4, 64, 8192);
 P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
@@ -462,8 +454,6 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
 WG_VARIANTS(WG_PARAMS)
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
 P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
-/* ... and with the next tile's loads issued after S instead of before it */
-static const mla_params late_bf16_h16_b64 = {MLA_DECODE, 16, BF, 64, 8192, KM_MLA_KERNEL_AUTO, 0, 1};
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
 P(naive_h128_b16_4k, MLA_NAIVE, 128, BF, 16, 4096);
 P(naive_h16_b16_4k, MLA_NAIVE, 16, BF, 16, 4096);
@@ -496,11 +486,12 @@ static const km_case attn_mla_cases[] = {
     WG_VARIANTS(WG_ROWS)
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
-    {"attn/mla/h16/bf16/b64/ctx8k/late", T_MLA, "the 16-head step with the next tile's loads issued after S",
-     run_mla, &late_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
     {"attn/mla/h128/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8, KM_CASE_QUICK,
      "attn/mla/h128/bf16/b4/ctx2k/quick"},
+    {"attn/mla/h16/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16_h16, KM_CASE_QUICK, NULL},
+    {"attn/mla/h16/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8_h16, KM_CASE_QUICK,
+     "attn/mla/h16/bf16/b4/ctx2k/quick"},
     {"baseline/attn/mla/naive/h128/bf16/b16/ctx4k", T_MLA,
      "one CTA per (sequence, head) on CUDA cores, no split: the latent re-read for every head", run_mla,
      &naive_h128_b16_4k, KM_CASE_BASELINE, NULL},

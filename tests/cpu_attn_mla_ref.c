@@ -179,13 +179,6 @@ static void test_planner(void) {
   const km_mla_config c16s3 = {16, 3, km_mla_smem_bytes(KM_MLA_BF16, 16, 3), 132};
   check_plan(&sh, &c16s3, 6, many, 0);
   check_plan(&sh, &c16s3, 1, one, 0);
-  const km_mla_config c16late = {16, 3, km_mla_smem_bytes(KM_MLA_BF16, 16, 3), 132, 0, 1};
-  check_plan(&sh, &c16late, 6, many, 0);
-  {
-    const km_mla_config c64late = {64, 2, 0, 132, 0, 1}; /* load_late: 16-row bf16 CTAs only */
-    km_mla_shape s128 = {128, 64, KM_MLA_BF16};
-    KM_EXPECT(km_mla_plan_make(&p, &s128, &c64late, 1, one, 512, 0, err, sizeof err) == -1);
-  }
   const km_mla_config c16s4 = {16, 4, 0, 132};
   KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s4, 1, one, 512, 0, err, sizeof err) == -1);
   KM_EXPECT(strstr(err, "1, 2 or 3") != NULL);

@@ -31,7 +31,6 @@ typedef struct tcase {
   int rows;        /* 0: km_mla_pick_config's choice, else heads per CTA */
   int stages;      /* 0: the picked stages, else this many */
   km_mla_kernel kernel; /* AUTO, or one kernel (variant) even where the device would take another */
-  int load_late;        /* km_mla_config.load_late (the mma.sync kernel) */
 } tcase;
 
 static const float SM_SCALE = 0.0721687836f;
@@ -54,8 +53,7 @@ static int config_for(const tcase *t, const km_mla_shape *sh, km_mla_config *cfg
     km_test_failures++;
     return -1;
   }
-  if (t->rows || t->stages || t->load_late) {
-    cfg->load_late = t->load_late;
+  if (t->rows || t->stages) {
     if (t->rows) cfg->rows = t->rows;
     if (t->stages) cfg->stages = t->stages;
     cfg->wgmma = 0; /* rows and stages are the mma.sync kernel's knobs */
@@ -266,9 +264,7 @@ int main(void) {
       {"16 heads, two stages, one long, many short", 16, B, 64, 8, c_long, 0, 16, 2},
       {"16 heads, one stage, one long, many short", 16, B, 64, 8, c_long, 0, 16, 1},
       {"16 heads, one stage, block size 128", 16, B, 128, 2, c_bs128, 0, 16, 1},
-      {"16 heads, loads after S, one long, many short", 16, B, 64, 8, c_long, 0, 16, 3, KM_MLA_KERNEL_AUTO, 1},
-      {"16 heads, two stages, loads after S, split 2", 16, B, 64, 3, c3, 2, 16, 2, KM_MLA_KERNEL_AUTO, 1},
-      {"128 heads, 16 per CTA, loads after S, split 3", 128, B, 64, 2, c700, 3, 16, 3, KM_MLA_KERNEL_AUTO, 1},
+      {"128 heads, 16 per CTA, three stages, split 3", 128, B, 64, 2, c700, 3, 16, 3},
       {"32 heads, split 2", 32, B, 64, 2, c2, 2, 0, 0},
       {"48 heads (16 per CTA)", 48, B, 64, 2, c700, 0, 0, 0},
       {"64 heads", 64, B, 64, 2, c700, 0, 0, 0},
