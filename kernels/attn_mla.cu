@@ -28,6 +28,7 @@ constexpr int P_ROW_BYTES = TILE * 2;          // P: 64 bf16 per row, 8 chunks
 constexpr int RED_FLOATS = 256;                // row maxima / sums: token groups x rows <= 256
 constexpr int MRUN_FLOATS = 2 * 64;            // running row maxima, two parities
 constexpr int COMBINE_THREADS = DV / 4;        // one thread per 4 output dims
+constexpr int COMBINE_GROUPS = 4;              // combine: chunk groups per CTA, COMBINE_THREADS threads each
 
 __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -387,29 +388,50 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     }
 }
 
-// Combine: one CTA per (sequence, head) of a split sequence, a thread per 4 output dims, a running
-// (max, weight sum, weighted output) over the sequence's chunks.
-__global__ void __launch_bounds__(COMBINE_THREADS) mla_combine_kernel(const Params p) {
+// Combine: one CTA per (sequence, head) of a split sequence, COMBINE_GROUPS groups of a thread per 4 output
+// dims. The largest log2-sum-exp of the sequence's chunks first (every thread reads them all: 4 B per chunk,
+// the same addresses across the CTA), then group g sums 2^(lse - max) x partial over chunks g, g + GROUPS, ..
+// with its loads unrolled, so that a sequence of many chunks (batch 1 splits into up to one chunk per tile)
+// has GROUPS x 4 partial rows in flight per CTA instead of one at a time; the groups meet in shared memory.
+__global__ void __launch_bounds__(COMBINE_THREADS *COMBINE_GROUPS) mla_combine_kernel(const Params p) {
+  __shared__ float4 part_acc[COMBINE_GROUPS - 1][COMBINE_THREADS];
+  __shared__ float part_w[COMBINE_GROUPS - 1];
   const int seq = blockIdx.x / p.heads, head = blockIdx.x % p.heads;
   const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
   const int c0 = __ldg(p.seq_chunk0 + seq);
-  float m = -INFINITY, w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int k = 0; k < n; ++k) {
+  const int d4 = threadIdx.x % COMBINE_THREADS, grp = threadIdx.x / COMBINE_THREADS;
+  const float *lse = p.part_lse + (size_t)c0 * p.heads + head;  // chunk k's at lse[k * heads]
+  float m = -INFINITY;
+#pragma unroll 8
+  for (int k = 0; k < n; ++k) m = fmaxf(m, __ldg(lse + (size_t)k * p.heads));
+  float w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+  for (int k = grp; k < n; k += COMBINE_GROUPS) {
     const size_t slot = (size_t)(c0 + k) * p.heads + head;
-    const float lse = __ldg(p.part_lse + slot);
-    const float4 po = __ldg(reinterpret_cast<const float4 *>(p.part_o + slot * DV) + threadIdx.x);
-    const float mn = fmaxf(m, lse), a = exp2f(m - mn), b = exp2f(lse - mn);
-    w = w * a + b;
-    acc[0] = acc[0] * a + b * po.x;
-    acc[1] = acc[1] * a + b * po.y;
-    acc[2] = acc[2] * a + b * po.z;
-    acc[3] = acc[3] * a + b * po.w;
-    m = mn;
+    const float4 po = __ldg(reinterpret_cast<const float4 *>(p.part_o + slot * DV) + d4);
+    const float b = exp2f(__ldg(lse + (size_t)k * p.heads) - m);  // <= 1; 1 for the largest
+    w += b;
+    acc[0] += b * po.x;
+    acc[1] += b * po.y;
+    acc[2] += b * po.z;
+    acc[3] += b * po.w;
   }
-  const float inv = 1.f / w;
+  if (grp > 0) {
+    part_acc[grp - 1][d4] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    if (d4 == 0) part_w[grp - 1] = w;
+  }
+  __syncthreads();
+  if (grp > 0) return;
+#pragma unroll
+  for (int g = 0; g < COMBINE_GROUPS - 1; ++g) {
+    const float4 a = part_acc[g][d4];
+    acc[0] += a.x, acc[1] += a.y, acc[2] += a.z, acc[3] += a.w;
+    w += part_w[g];
+  }
+  const float inv = 1.f / w;  // >= 1: the largest chunk contributes 1
   uint2 v = make_uint2(pack_bf16(acc[0] * inv, acc[1] * inv), pack_bf16(acc[2] * inv, acc[3] * inv));
-  *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * threadIdx.x) = v;
+  *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * d4) = v;
 }
 
 const void *kernel_for(int rows, km_mla_kv kv) {
@@ -683,5 +705,5 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(THREADS), args, (size_t)pl->cfg.smem_bytes, stream);
   if (e != cudaSuccess || !pl->split) return e;
   return cudaLaunchKernel((const void *)&mla_combine_kernel, dim3((unsigned)(pl->batch * s->num_heads)),
-                          dim3(COMBINE_THREADS), args, 0, stream);
+                          dim3(COMBINE_THREADS * COMBINE_GROUPS), args, 0, stream);
 }
