@@ -28,7 +28,7 @@ constexpr int P_ROW_BYTES = TILE * 2;          // P: 64 bf16 per row, 8 chunks
 constexpr int RED_FLOATS = 256;                // row maxima / sums: token groups x rows <= 256
 constexpr int MRUN_FLOATS = 2 * 64;            // running row maxima, two parities
 constexpr int COMBINE_THREADS = DV / 4;        // one thread per 4 output dims
-constexpr int COMBINE_GROUPS = 4;              // combine: chunk groups per CTA, COMBINE_THREADS threads each
+constexpr int COMBINE_GROUPS = 4;              // combine: at most this many chunk groups of COMBINE_THREADS per CTA
 
 __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -388,11 +388,13 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     }
 }
 
-// Combine: one CTA per (sequence, head) of a split sequence, COMBINE_GROUPS groups of a thread per 4 output
-// dims. The largest log2-sum-exp of the sequence's chunks first (every thread reads them all: 4 B per chunk,
-// the same addresses across the CTA), then group g sums 2^(lse - max) x partial over chunks g, g + GROUPS, ..
-// with its loads unrolled, so that a sequence of many chunks (batch 1 splits into up to one chunk per tile)
-// has GROUPS x 4 partial rows in flight per CTA instead of one at a time; the groups meet in shared memory.
+// Combine: one CTA per (sequence, head) of a split sequence, G = blockDim.x / COMBINE_THREADS groups (1, 2 or
+// 4: the plan's combine_groups) of a thread per 4 output dims. The largest log2-sum-exp of the sequence's
+// chunks first (every thread reads them all: 4 B per chunk, the same addresses across the CTA), then group g
+// sums 2^(lse - max) x partial over chunks g, g + G, .. with its loads unrolled, so that a sequence of many
+// chunks (batch 1 splits into up to one chunk per tile) has G x 4 partial rows in flight per CTA instead of
+// one at a time; the groups meet in shared memory. Few chunks per sequence (large batches) take one group:
+// 512-thread CTAs there would double the CTAs' waves and leave groups idle.
 __global__ void __launch_bounds__(COMBINE_THREADS *COMBINE_GROUPS) mla_combine_kernel(const Params p) {
   __shared__ float4 part_acc[COMBINE_GROUPS - 1][COMBINE_THREADS];
   __shared__ float part_w[COMBINE_GROUPS - 1];
@@ -401,13 +403,14 @@ __global__ void __launch_bounds__(COMBINE_THREADS *COMBINE_GROUPS) mla_combine_k
   if (n <= 1) return;
   const int c0 = __ldg(p.seq_chunk0 + seq);
   const int d4 = threadIdx.x % COMBINE_THREADS, grp = threadIdx.x / COMBINE_THREADS;
+  const int groups = blockDim.x / COMBINE_THREADS;
   const float *lse = p.part_lse + (size_t)c0 * p.heads + head;  // chunk k's at lse[k * heads]
   float m = -INFINITY;
 #pragma unroll 8
   for (int k = 0; k < n; ++k) m = fmaxf(m, __ldg(lse + (size_t)k * p.heads));
   float w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 4
-  for (int k = grp; k < n; k += COMBINE_GROUPS) {
+  for (int k = grp; k < n; k += groups) {
     const size_t slot = (size_t)(c0 + k) * p.heads + head;
     const float4 po = __ldg(reinterpret_cast<const float4 *>(p.part_o + slot * DV) + d4);
     const float b = exp2f(__ldg(lse + (size_t)k * p.heads) - m);  // <= 1; 1 for the largest
@@ -421,10 +424,9 @@ __global__ void __launch_bounds__(COMBINE_THREADS *COMBINE_GROUPS) mla_combine_k
     part_acc[grp - 1][d4] = make_float4(acc[0], acc[1], acc[2], acc[3]);
     if (d4 == 0) part_w[grp - 1] = w;
   }
-  __syncthreads();
+  if (groups > 1) __syncthreads();
   if (grp > 0) return;
-#pragma unroll
-  for (int g = 0; g < COMBINE_GROUPS - 1; ++g) {
+  for (int g = 0; g < groups - 1; ++g) {
     const float4 a = part_acc[g][d4];
     acc[0] += a.x, acc[1] += a.y, acc[2] += a.z, acc[3] += a.w;
     w += part_w[g];
@@ -484,6 +486,13 @@ int pick_chunk_tiles(const km_mla_shape *s, const km_mla_config *cfg, int batch,
     }
   }
   return best;
+}
+
+// The combine pass's chunk groups: one while every sequence has fewer than 8 chunks, 2 from 8, 4 from 16.
+int combine_groups_for(const km_mla_plan *p) {
+  int most = 1;
+  for (int b = 0; b < p->batch; ++b) most = p->ch.seq_chunks[b] > most ? p->ch.seq_chunks[b] : most;
+  return most >= 16 ? COMBINE_GROUPS : most >= 8 ? 2 : 1;
 }
 
 }  // namespace
@@ -636,6 +645,7 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
   p->chunk_tiles = chunk_tiles;
   p->num_chunks = p->ch.num_chunks;
   p->split = p->ch.split;
+  p->combine_groups = combine_groups_for(p);
   return 0;
 }
 
@@ -679,7 +689,8 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   if (!k || !pl->ch.d_arrays || pl->cfg.smem_bytes < config_smem_need(&pl->cfg, s->kv))
     return cudaErrorInvalidValue;
   if (s->kv != KM_MLA_BF16 && !a->scale) return cudaErrorInvalidValue;
-  if (pl->split && !a->workspace) return cudaErrorInvalidValue;
+  if (pl->split && (!a->workspace || pl->combine_groups < 1 || pl->combine_groups > COMBINE_GROUPS))
+    return cudaErrorInvalidValue;
   Params p;
   memset(&p, 0, sizeof p);
   p.q = a->q;
@@ -705,5 +716,5 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(THREADS), args, (size_t)pl->cfg.smem_bytes, stream);
   if (e != cudaSuccess || !pl->split) return e;
   return cudaLaunchKernel((const void *)&mla_combine_kernel, dim3((unsigned)(pl->batch * s->num_heads)),
-                          dim3(COMBINE_THREADS * COMBINE_GROUPS), args, 0, stream);
+                          dim3(COMBINE_THREADS * pl->combine_groups), args, 0, stream);
 }

@@ -131,6 +131,7 @@ typedef struct km_mla_plan {
   int chunk_tiles; /* tiles per chunk (at most) */
   int num_chunks;  /* over all sequences; CTAs = num_chunks x num_heads / rows */
   int split;       /* 1 if any sequence has more than one chunk (the combine pass runs) */
+  int combine_groups; /* the combine pass's chunk groups per CTA (1, 2 or 4, from the most chunks of a sequence) */
   km_split_chunks ch; /* the chunks and their device copy (km_mla_plan_upload) */
 } km_mla_plan;
 

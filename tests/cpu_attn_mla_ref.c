@@ -161,11 +161,13 @@ static void test_planner(void) {
   for (int i = 0; i < 64; ++i) b64[i] = 8192;
   KM_EXPECT(km_mla_plan_make(&p, &sh, &h200, 64, b64, 128, 0, err, sizeof err) == 0);
   KM_EXPECT_MSG(p.split == 0 && p.num_chunks == 64, "b64 x 8K: %d chunks, split %d", p.num_chunks, p.split);
+  KM_EXPECT(p.combine_groups == 1);
   km_mla_plan_free(&p);
   /* batch 1 x 32K: split until the CTAs fill the device, not far past it */
   KM_EXPECT(km_mla_plan_make(&p, &sh, &h200, 1, one, 512, 0, err, sizeof err) == 0);
   KM_EXPECT_MSG(p.split == 1 && p.num_chunks * 2 >= 66 && p.num_chunks * 2 <= 2 * 132, "b1 x 32K: %d chunks",
                 p.num_chunks);
+  KM_EXPECT(p.combine_groups == 4); /* >= 16 chunks of one sequence: four chunk groups per combine CTA */
   km_mla_plan_free(&p);
   sh.num_heads = 16;
   const km_mla_config c16 = {16, 2, km_mla_smem_bytes(KM_MLA_BF16, 16, 2), 132};
@@ -178,6 +180,15 @@ static void test_planner(void) {
   KM_EXPECT(km_mla_smem_bytes(KM_MLA_FP8_E4M3, 16, 1) == 36864 + 73728 + 16 * 128 + 1536);
   const km_mla_config c16s3 = {16, 3, km_mla_smem_bytes(KM_MLA_BF16, 16, 3), 132};
   check_plan(&sh, &c16s3, 6, many, 0);
+  {
+    const int32_t pair[2] = {8192, 8192}; /* split 4 and 8 per sequence: one and two combine groups */
+    KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s3, 2, pair, 128, 32, err, sizeof err) == 0);
+    KM_EXPECT_MSG(p.split == 1 && p.combine_groups == 1, "4 chunks: %d groups", p.combine_groups);
+    km_mla_plan_free(&p);
+    KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s3, 2, pair, 128, 16, err, sizeof err) == 0);
+    KM_EXPECT_MSG(p.combine_groups == 2, "8 chunks: %d groups", p.combine_groups);
+    km_mla_plan_free(&p);
+  }
   check_plan(&sh, &c16s3, 1, one, 0);
   const km_mla_config c16s4 = {16, 4, 0, 132};
   KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s4, 1, one, 512, 0, err, sizeof err) == -1);
