@@ -29,6 +29,7 @@ constexpr int RED_FLOATS = 256;                // row maxima / sums: token group
 constexpr int MRUN_FLOATS = 2 * 64;            // running row maxima, two parities
 constexpr int COMBINE_THREADS = DV / 4;        // one thread per 4 output dims
 constexpr int COMBINE_GROUPS = 4;              // combine: at most this many chunk groups of COMBINE_THREADS per CTA
+static_assert(COMBINE_GROUPS == 4, "km_mla_decode instantiates the combine pass for 1, 2 and 4 groups");
 
 __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -388,29 +389,29 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     }
 }
 
-// Combine: one CTA per (sequence, head) of a split sequence, G = blockDim.x / COMBINE_THREADS groups (1, 2 or
-// 4: the plan's combine_groups) of a thread per 4 output dims. The largest log2-sum-exp of the sequence's
+// Combine: one CTA per (sequence, head) of a split sequence, G groups (1, 2 or 4: the plan's combine_groups)
+// of a thread per 4 output dims. The largest log2-sum-exp of the sequence's
 // chunks first (every thread reads them all: 4 B per chunk, the same addresses across the CTA), then group g
 // sums 2^(lse - max) x partial over chunks g, g + G, .. with its loads unrolled, so that a sequence of many
 // chunks (batch 1 splits into up to one chunk per tile) has G x 4 partial rows in flight per CTA instead of
 // one at a time; the groups meet in shared memory. Few chunks per sequence (large batches) take one group:
 // 512-thread CTAs there would double the CTAs' waves and leave groups idle.
-__global__ void __launch_bounds__(COMBINE_THREADS *COMBINE_GROUPS) mla_combine_kernel(const Params p) {
-  __shared__ float4 part_acc[COMBINE_GROUPS - 1][COMBINE_THREADS];
-  __shared__ float part_w[COMBINE_GROUPS - 1];
+template <int G>
+__global__ void __launch_bounds__(COMBINE_THREADS *G) mla_combine_kernel(const Params p) {
+  __shared__ float4 part_acc[G > 1 ? G - 1 : 1][COMBINE_THREADS];
+  __shared__ float part_w[G > 1 ? G - 1 : 1];
   const int seq = blockIdx.x / p.heads, head = blockIdx.x % p.heads;
   const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
   const int c0 = __ldg(p.seq_chunk0 + seq);
   const int d4 = threadIdx.x % COMBINE_THREADS, grp = threadIdx.x / COMBINE_THREADS;
-  const int groups = blockDim.x / COMBINE_THREADS;
   const float *lse = p.part_lse + (size_t)c0 * p.heads + head;  // chunk k's at lse[k * heads]
   float m = -INFINITY;
 #pragma unroll 8
   for (int k = 0; k < n; ++k) m = fmaxf(m, __ldg(lse + (size_t)k * p.heads));
   float w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 4
-  for (int k = grp; k < n; k += groups) {
+  for (int k = grp; k < n; k += G) {
     const size_t slot = (size_t)(c0 + k) * p.heads + head;
     const float4 po = __ldg(reinterpret_cast<const float4 *>(p.part_o + slot * DV) + d4);
     const float b = exp2f(__ldg(lse + (size_t)k * p.heads) - m);  // <= 1; 1 for the largest
@@ -420,13 +421,16 @@ __global__ void __launch_bounds__(COMBINE_THREADS *COMBINE_GROUPS) mla_combine_k
     acc[2] += b * po.z;
     acc[3] += b * po.w;
   }
-  if (grp > 0) {
-    part_acc[grp - 1][d4] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-    if (d4 == 0) part_w[grp - 1] = w;
+  if constexpr (G > 1) {
+    if (grp > 0) {
+      part_acc[grp - 1][d4] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+      if (d4 == 0) part_w[grp - 1] = w;
+    }
+    __syncthreads();
+    if (grp > 0) return;
   }
-  if (groups > 1) __syncthreads();
-  if (grp > 0) return;
-  for (int g = 0; g < groups - 1; ++g) {
+#pragma unroll
+  for (int g = 0; g < G - 1; ++g) {
     const float4 a = part_acc[g][d4];
     acc[0] += a.x, acc[1] += a.y, acc[2] += a.z, acc[3] += a.w;
     w += part_w[g];
@@ -715,6 +719,9 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   const unsigned grid = (unsigned)(nc * p.groups);
   cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(THREADS), args, (size_t)pl->cfg.smem_bytes, stream);
   if (e != cudaSuccess || !pl->split) return e;
-  return cudaLaunchKernel((const void *)&mla_combine_kernel, dim3((unsigned)(pl->batch * s->num_heads)),
+  const void *combine = pl->combine_groups == 4   ? (const void *)&mla_combine_kernel<4>
+                        : pl->combine_groups == 2 ? (const void *)&mla_combine_kernel<2>
+                                                  : (const void *)&mla_combine_kernel<1>;
+  return cudaLaunchKernel(combine, dim3((unsigned)(pl->batch * s->num_heads)),
                           dim3(COMBINE_THREADS * pl->combine_groups), args, 0, stream);
 }
