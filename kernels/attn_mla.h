@@ -14,7 +14,9 @@
  * Work: a CTA takes `rows` (16, 32 or 64) query heads of one chunk of one sequence; a chunk is a run of
  * 64-token tiles (one tile = one page of block size 64). Split-KV: when batch x head groups does not fill
  * the SMs, the host planner cuts each sequence into chunks; a sequence with one chunk is written directly,
- * else each chunk writes an fp32 partial (normalised output and log2-sum-exp) that a combine pass merges.
+ * else each chunk writes an fp32 partial (normalised output and log2-sum-exp) that a combine pass merges
+ * (one CTA per (sequence, head), the chunks spread over 1, 2 or 4 groups of 128 threads so that a batch-1
+ * step split into 64-128 chunks keeps many partial rows in flight).
  *
  * The mma.sync CTA (8 warps, 256 threads), for rows = 64 (the compute-bound case, 128 heads = two CTAs per chunk):
  *   shared memory  Q tile 64 x 576 bf16 (72 KiB, loaded once), two latent stages 64 x 576 bf16 (2 x 72 KiB,
