@@ -118,6 +118,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
   // Q's shared copy: its own region, or (QREG) a stage that nothing writes before the first tile's barrier:
   // fp8's bf16 tile, the last bf16 stage; with one bf16 stage, stage 0 before the first tile is loaded
   const bool q_alone = QREG && !FP8 && p.stages == 1;
+  const bool three = !FP8 && p.stages == 3;  // a tile's wait leaves the next one in flight
   const uint32_t q_u = !QREG ? smem_addr(q_s) : st_u + (FP8 ? RAW_BYTES : (p.stages - 1) * TILE_BYTES);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
@@ -147,14 +148,14 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
     else
       load_tile_bf16(st_u, tile_src<EB>(p, table, tb), valid, tid);
     cp_async_commit();
-    if (!FP8 && p.stages == 3) {
+    if (three) {
       if (n > 1) load_tile_bf16(st_u + TILE_BYTES, tile_src<EB>(p, table, tb + 1), min(TILE, ctx - (tb + 1) * TILE), tid);
       cp_async_commit();
     }
   }
   if (tid < 64) mrun[tid] = -INFINITY;
   if (QREG && !q_alone) {
-    if (!FP8 && p.stages == 3)
+    if (three)
       cp_async_wait_one();
     else
       cp_async_wait_all();
@@ -177,7 +178,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
   int par = 0, buf = 0;
   for (int it = 0; it < n; ++it) {
     const int t = tb + it;
-    if (!FP8 && p.stages == 3)
+    if (three)
       cp_async_wait_one();  // tile t + 1 may still be in flight
     else
       cp_async_wait_all();
