@@ -516,7 +516,9 @@ extern "C" int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages) {
 
 extern "C" int km_mla_q_in_registers(int rows) { return q_in_registers(rows); }
 
-extern "C" int km_mla_wgmma_smem_bytes(km_mla_kv kv) { return wg_smem_bytes(kv); }
+extern "C" int km_mla_wgmma_smem_bytes(km_mla_kv kv) { return wg_smem_bytes(kv, KM_MLA_WG_ONE_S_N256); }
+
+extern "C" int km_mla_seesaw_smem_bytes(void) { return seesaw_smem_bytes(); }
 
 extern "C" int km_mla_wgmma_usable(int device) {
   int major = 0, minor = 0;
@@ -539,8 +541,10 @@ static const void *config_kernel(const km_mla_config *cfg, km_mla_kv kv) {
 }
 
 static int config_smem_need(const km_mla_config *cfg, km_mla_kv kv) {
-  return cfg->wgmma ? wg_smem_bytes(kv) : km_mla_smem_bytes(kv, cfg->rows, cfg->stages);
+  return cfg->wgmma ? wg_smem_bytes(kv, cfg->wgmma) : km_mla_smem_bytes(kv, cfg->rows, cfg->stages);
 }
+
+static int config_threads(const km_mla_config *cfg) { return cfg->wgmma ? wg_threads(cfg->wgmma) : THREADS; }
 
 extern "C" cudaError_t km_mla_config_prepare(const km_mla_config *cfg, km_mla_kv kv) {
   const void *k = config_kernel(cfg, kv);
@@ -556,7 +560,7 @@ static cudaError_t resident_ctas(km_mla_config *c, km_mla_kv kv, int sms, int op
   cudaError_t e = km_mla_config_prepare(c, kv);
   int blocks = 0;
   if (e == cudaSuccess)
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, config_kernel(c, kv), THREADS, c->smem_bytes);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, config_kernel(c, kv), config_threads(c), c->smem_bytes);
   c->ctas = blocks * sms;
   return e;
 }
@@ -570,10 +574,12 @@ extern "C" cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int devi
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (e != cudaSuccess) return e;
   if (kind != KM_MLA_KERNEL_MMA) {
-    const bool can = s->num_heads % 64 == 0 && km_mla_wgmma_usable(device);
+    const int variant = kind >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? KM_MLA_WG_SPLIT_S + (kind - KM_MLA_KERNEL_WGMMA_SPLIT_S)
+                                                            : KM_MLA_WG_DEFAULT;
+    // the seesaw kernel takes bf16 latents only
+    const bool can = s->num_heads % 64 == 0 && (variant != KM_MLA_WG_SEESAW || s->kv == KM_MLA_BF16) &&
+                     km_mla_wgmma_usable(device);
     if (can) {
-      const int variant = kind >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? KM_MLA_WG_SPLIT_S + (kind - KM_MLA_KERNEL_WGMMA_SPLIT_S)
-                                                              : KM_MLA_WG_DEFAULT;
       km_mla_config c = {64, s->kv == KM_MLA_BF16 ? 2 : 1, 0, 0, variant};
       if ((e = resident_ctas(&c, s->kv, sms, optin)) != cudaSuccess) return e;
       if (c.ctas > 0) {
@@ -718,7 +724,8 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   }
   void *args[] = {&p};
   const unsigned grid = (unsigned)(nc * p.groups);
-  cudaError_t e = cudaLaunchKernel(k, dim3(grid), dim3(THREADS), args, (size_t)pl->cfg.smem_bytes, stream);
+  cudaError_t e =
+      cudaLaunchKernel(k, dim3(grid), dim3(config_threads(&pl->cfg)), args, (size_t)pl->cfg.smem_bytes, stream);
   if (e != cudaSuccess || !pl->split) return e;
   const void *combine = pl->combine_groups == 4   ? (const void *)&mla_combine_kernel<4>
                         : pl->combine_groups == 2 ? (const void *)&mla_combine_kernel<2>

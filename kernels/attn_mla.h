@@ -80,16 +80,18 @@ typedef struct km_mla_config {
   int stages;     /* bf16: 3 (16 rows: two tiles in flight during this one), 2 (the next tile) or 1; fp8: 1 raw stage */
   int smem_bytes; /* dynamic shared memory per CTA */
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
-  int wgmma;      /* 0: mma.sync; 1-4: the warpgroup-MMA kernel (kernels/attn_mla_wgmma.cu: sm_90a, 64 rows) in
-                     variant KM_MLA_WG_SPLIT_S, _ONE_S, _ONE_S_N256 or _SPLIT_K */
+  int wgmma;      /* 0: mma.sync; 1-5: the warpgroup-MMA kernel (sm_90a, 64 rows) in variant KM_MLA_WG_SPLIT_S,
+                     _ONE_S, _ONE_S_N256, _SPLIT_K (kernels/attn_mla_wgmma.cu) or _SEESAW (attn_mla_seesaw.cu) */
 } km_mla_config;
 
 /* The wgmma kernel's variants. SPLIT_S: both warpgroups compute S for 32 tokens each (Q read from shared
  * memory twice) and exchange row maxima; ONE_S: warpgroup 0 computes S for all 64 tokens and the softmax
  * while warpgroup 1 issues the next tile's loads; ONE_S_N256: the same, P V as one m64n256k16 per k-step;
  * SPLIT_K: as ONE_S_N256, but both warpgroups compute S over half of the dims each and warpgroup 1 hands
- * its fp32 partial to warpgroup 0 through shared memory. */
-enum { KM_MLA_WG_SPLIT_S = 1, KM_MLA_WG_ONE_S = 2, KM_MLA_WG_ONE_S_N256 = 3, KM_MLA_WG_SPLIT_K = 4 };
+ * its fp32 partial to warpgroup 0 through shared memory. SEESAW (kernels/attn_mla_seesaw.cu, bf16 latents only):
+ * two tiles per step, each warpgroup the S and softmax of one of them and half of O, so one warpgroup's softmax
+ * runs beside the other's MMAs; a ninth warp loads the tiles in halves through mbarriers (288 threads). */
+enum { KM_MLA_WG_SPLIT_S = 1, KM_MLA_WG_ONE_S = 2, KM_MLA_WG_ONE_S_N256 = 3, KM_MLA_WG_SPLIT_K = 4, KM_MLA_WG_SEESAW = 5 };
 #define KM_MLA_WG_DEFAULT KM_MLA_WG_ONE_S_N256
 
 /* Which kernel km_mla_pick_config_kernel may take. AUTO: the wgmma kernel where the device is SM 9.0, this
@@ -102,6 +104,7 @@ typedef enum km_mla_kernel {
   KM_MLA_KERNEL_WGMMA_ONE_S,
   KM_MLA_KERNEL_WGMMA_ONE_S_N256,
   KM_MLA_KERNEL_WGMMA_SPLIT_K,
+  KM_MLA_KERNEL_WGMMA_SEESAW, /* bf16 latents only (cudaErrorNotSupported for fp8) */
 } km_mla_kernel;
 
 /* 0 when the shape is supported, else a static reason. */
@@ -114,6 +117,8 @@ int km_mla_q_in_registers(int rows);
 /* Shared memory a CTA of the wgmma kernel needs (64 rows; bf16 two stages, fp8 one), 1 KiB of alignment
  * slack included. */
 int km_mla_wgmma_smem_bytes(km_mla_kv kv);
+/* Shared memory a CTA of the seesaw variant needs (bf16: Q, two tiles, P, maxima, mbarriers; 1 KiB slack). */
+int km_mla_seesaw_smem_bytes(void);
 /* The configuration for `device` (its opt-in shared memory and SMs). cudaErrorInvalidValue for a bad shape
  * or a device whose shared memory holds no configuration. */
 cudaError_t km_mla_pick_config(const km_mla_shape *s, int device, km_mla_config *out);

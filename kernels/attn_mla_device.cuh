@@ -124,11 +124,17 @@ __device__ __forceinline__ void convert_raw_tile(const unsigned char *raw, unsig
   }
 }
 
-// The sm_90a kernel of attn_mla_wgmma.cu for a latent format and variant (km_mla_config.wgmma, 1-4; nullptr
-// for another), a stub where this build holds no sm_90a code (km_mla_wgmma_usable says whether a device
-// can run it), and its shared memory.
+// The sm_90a kernel for a latent format and variant (km_mla_config.wgmma, 1-5: attn_mla_wgmma.cu, or
+// attn_mla_seesaw.cu for KM_MLA_WG_SEESAW; nullptr for another, and for the seesaw one over fp8), a stub where
+// this build holds no sm_90a code (km_mla_wgmma_usable says whether a device can run it), its shared memory and
+// its threads per CTA.
 const void *wg_kernel(km_mla_kv kv, int variant);
-int wg_smem_bytes(km_mla_kv kv);
+int wg_smem_bytes(km_mla_kv kv, int variant);
+int wg_threads(int variant);
+// The two-tile kernel of attn_mla_seesaw.cu (bf16 latents).
+const void *seesaw_kernel();
+int seesaw_smem_bytes();
+int seesaw_threads();
 
 }  // namespace km_mla_dev
 

@@ -22,7 +22,7 @@
 // and each MMA batch's drain. fp8 latents: two stages of raw codes (the next tile's load is in flight for a
 // whole step) converted into the one bf16 tile. Without sm_90a code (an sm_80 build, or a build without 90
 // in CMAKE_CUDA_ARCHITECTURES) the kernels are empty stubs that the host side never picks.
-#include "attn_mla_device.cuh"
+#include "attn_mla_wgmma.cuh"
 
 #include <math.h>
 
@@ -31,43 +31,14 @@ namespace {
 using namespace km_mla_dev;
 
 constexpr int THREADS = 256;
-constexpr int ROWS = 64;
-constexpr int KBLK = D / 64;                 // 9 blocks of 64 dims
-constexpr int KB_BYTES = TILE * 128;         // one block of a 64-row region: 8,192 bytes
-constexpr int REGION = KBLK * KB_BYTES;      // Q, or one latent tile: 73,728 bytes
-constexpr int P_BYTES = ROWS * 128;          // P: 64 rows x 64 tokens bf16
 constexpr int RED_FLOATS = 2 * ROWS;         // row maxima / sums of the two warpgroups
 constexpr int MRUN_FLOATS = 2 * ROWS;        // running row maxima, two parities
-constexpr int ALIGN = 1024;                  // the swizzle pattern repeats every 1,024 bytes
 
 constexpr int smem_need(bool fp8) {
   return ALIGN + REGION + (fp8 ? REGION + 2 * RAW_BYTES : 2 * REGION) + P_BYTES + (RED_FLOATS + MRUN_FLOATS) * 4;
 }
 
-// Byte offset of 16-byte chunk cc (of 72) of row r in a blocked region.
-__device__ __forceinline__ uint32_t kaddr(int r, int cc) {
-  return (uint32_t)((cc >> 3) * KB_BYTES + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
-}
-
-// A shared-memory matrix descriptor with the 128-byte swizzle: start, leading and stride byte offsets.
-__device__ __forceinline__ uint64_t desc(uint32_t start, uint32_t lbo, uint32_t sbo) {
-  return (uint64_t)((start & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
-         ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-// Generic-proxy writes to shared memory (cp.async, st.shared) made visible to wgmma's async proxy.
-__device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-// Keeps the compiler from moving accumulator reads or writes across the asynchronous MMA's issue and wait.
-template <int N>
-__device__ __forceinline__ void pin(float (&d)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // S = Q C^T, K-major A and B: m64n32k16 (both warpgroups, 32 tokens each) and m64n64k16 (one, all 64).
 __device__ __forceinline__ void wgmma_s32(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
   asm volatile(
@@ -76,14 +47,7 @@ __device__ __forceinline__ void wgmma_s32(float (&d)[16], uint64_t a, uint64_t b
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
       : "l"(a), "l"(b), "r"(accumulate));
 }
-__device__ __forceinline__ void wgmma_s64(float (&d)[32], uint64_t a, uint64_t b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(accumulate));
-}
-// O += P V, B (the latent dims) N-major: m64n128k16 (each warpgroup's 256 dims in two) and m64n256k16.
+// O += P V, B (the latent dims) N-major: m64n128k16 (each warpgroup's 256 dims in two).
 __device__ __forceinline__ void wgmma_o128(float (&d)[64], uint64_t a, uint64_t b, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -91,14 +55,6 @@ __device__ __forceinline__ void wgmma_o128(float (&d)[64], uint64_t a, uint64_t 
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(a), "l"(b), "r"(accumulate));
 }
-__device__ __forceinline__ void wgmma_o256(float (&d0)[64], float (&d1)[64], uint64_t a, uint64_t b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
-      : "+f"(d0[0]), "+f"(d0[1]), "+f"(d0[2]), "+f"(d0[3]), "+f"(d0[4]), "+f"(d0[5]), "+f"(d0[6]), "+f"(d0[7]), "+f"(d0[8]), "+f"(d0[9]), "+f"(d0[10]), "+f"(d0[11]), "+f"(d0[12]), "+f"(d0[13]), "+f"(d0[14]), "+f"(d0[15]), "+f"(d0[16]), "+f"(d0[17]), "+f"(d0[18]), "+f"(d0[19]), "+f"(d0[20]), "+f"(d0[21]), "+f"(d0[22]), "+f"(d0[23]), "+f"(d0[24]), "+f"(d0[25]), "+f"(d0[26]), "+f"(d0[27]), "+f"(d0[28]), "+f"(d0[29]), "+f"(d0[30]), "+f"(d0[31]), "+f"(d0[32]), "+f"(d0[33]), "+f"(d0[34]), "+f"(d0[35]), "+f"(d0[36]), "+f"(d0[37]), "+f"(d0[38]), "+f"(d0[39]), "+f"(d0[40]), "+f"(d0[41]), "+f"(d0[42]), "+f"(d0[43]), "+f"(d0[44]), "+f"(d0[45]), "+f"(d0[46]), "+f"(d0[47]), "+f"(d0[48]), "+f"(d0[49]), "+f"(d0[50]), "+f"(d0[51]), "+f"(d0[52]), "+f"(d0[53]), "+f"(d0[54]), "+f"(d0[55]), "+f"(d0[56]), "+f"(d0[57]), "+f"(d0[58]), "+f"(d0[59]), "+f"(d0[60]), "+f"(d0[61]), "+f"(d0[62]), "+f"(d0[63]), "+f"(d1[0]), "+f"(d1[1]), "+f"(d1[2]), "+f"(d1[3]), "+f"(d1[4]), "+f"(d1[5]), "+f"(d1[6]), "+f"(d1[7]), "+f"(d1[8]), "+f"(d1[9]), "+f"(d1[10]), "+f"(d1[11]), "+f"(d1[12]), "+f"(d1[13]), "+f"(d1[14]), "+f"(d1[15]), "+f"(d1[16]), "+f"(d1[17]), "+f"(d1[18]), "+f"(d1[19]), "+f"(d1[20]), "+f"(d1[21]), "+f"(d1[22]), "+f"(d1[23]), "+f"(d1[24]), "+f"(d1[25]), "+f"(d1[26]), "+f"(d1[27]), "+f"(d1[28]), "+f"(d1[29]), "+f"(d1[30]), "+f"(d1[31]), "+f"(d1[32]), "+f"(d1[33]), "+f"(d1[34]), "+f"(d1[35]), "+f"(d1[36]), "+f"(d1[37]), "+f"(d1[38]), "+f"(d1[39]), "+f"(d1[40]), "+f"(d1[41]), "+f"(d1[42]), "+f"(d1[43]), "+f"(d1[44]), "+f"(d1[45]), "+f"(d1[46]), "+f"(d1[47]), "+f"(d1[48]), "+f"(d1[49]), "+f"(d1[50]), "+f"(d1[51]), "+f"(d1[52]), "+f"(d1[53]), "+f"(d1[54]), "+f"(d1[55]), "+f"(d1[56]), "+f"(d1[57]), "+f"(d1[58]), "+f"(d1[59]), "+f"(d1[60]), "+f"(d1[61]), "+f"(d1[62]), "+f"(d1[63])
-      : "l"(a), "l"(b), "r"(accumulate));
-}
-
 // bf16 tile -> the blocked layout, by thread `idx` of STEP loaders.
 template <int STEP>
 __device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int valid, int idx) {
@@ -404,10 +360,15 @@ const void *wg_kernel(km_mla_kv kv, int variant) {
     case ONE_S: return pick<ONE_S>(kv);
     case ONE_S_N256: return pick<ONE_S_N256>(kv);
     case SPLIT_K: return pick<SPLIT_K>(kv);
+    case KM_MLA_WG_SEESAW: return kv == KM_MLA_BF16 ? seesaw_kernel() : nullptr;
     default: return nullptr;
   }
 }
 
-int wg_smem_bytes(km_mla_kv kv) { return smem_need(kv == KM_MLA_FP8_E4M3); }
+int wg_smem_bytes(km_mla_kv kv, int variant) {
+  return variant == KM_MLA_WG_SEESAW ? seesaw_smem_bytes() : smem_need(kv == KM_MLA_FP8_E4M3);
+}
+
+int wg_threads(int variant) { return variant == KM_MLA_WG_SEESAW ? seesaw_threads() : THREADS; }
 
 }  // namespace km_mla_dev

@@ -407,6 +407,7 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S    ? "wgmma (sm_90a), S by one warpgroup"
                  : r->cfg.wgmma == KM_MLA_WG_ONE_S_N256 ? "wgmma (sm_90a), S by one warpgroup, P V n256"
                  : r->cfg.wgmma == KM_MLA_WG_SPLIT_K    ? "wgmma (sm_90a), S split over the dims, P V n256"
+                 : r->cfg.wgmma == KM_MLA_WG_SEESAW     ? "wgmma (sm_90a), two tiles per step, the warpgroups alternating"
                  : km_mla_q_in_registers(r->cfg.rows)   ? "mma.sync, Q in registers"
                                                       : "mma.sync");
 }
@@ -449,7 +450,8 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
 #define WG_VARIANTS(X)                                                                  \
   X(split, KM_MLA_KERNEL_WGMMA_SPLIT_S, "both warpgroups compute S for 32 tokens each") \
   X(one, KM_MLA_KERNEL_WGMMA_ONE_S, "warpgroup 0 computes S for all 64 tokens and the softmax, warpgroup 1 loads, P V as m64n128k16") \
-  X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as the default, with S over half of the dims on each warpgroup")
+  X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as the default, with S over half of the dims on each warpgroup") \
+  X(seesaw, KM_MLA_KERNEL_WGMMA_SEESAW, "two tiles per step, each warpgroup the S and softmax of one and half of O")
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */

@@ -141,6 +141,9 @@ static void test_planner(void) {
   KM_EXPECT(km_mla_wgmma_smem_bytes(KM_MLA_BF16) == 1024 + 3 * 73728 + 8192 + 1024);
   KM_EXPECT(km_mla_wgmma_smem_bytes(KM_MLA_FP8_E4M3) == 1024 + 2 * 73728 + 2 * 36864 + 8192 + 1024);
   KM_EXPECT(km_mla_wgmma_smem_bytes(KM_MLA_BF16) <= 232448 && km_mla_wgmma_smem_bytes(KM_MLA_FP8_E4M3) <= 232448);
+  /* seesaw: Q, two tiles, P of the second, maxima / corrections / sums (320 floats), 5 mbarriers */
+  KM_EXPECT(km_mla_seesaw_smem_bytes() == 1024 + 3 * 73728 + 8192 + 320 * 4 + 5 * 8);
+  KM_EXPECT(km_mla_seesaw_smem_bytes() <= 232448);
   /* a wgmma configuration with fewer than 64 rows is refused */
   const km_mla_config wg32 = {32, 2, 0, 132, KM_MLA_WG_DEFAULT};
   {

@@ -238,6 +238,10 @@ static void test_config(void) {
   KM_EXPECT(c.wgmma == 0 && c.rows == 64);
   const cudaError_t e = km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_WGMMA, &c);
   KM_EXPECT(km_mla_wgmma_usable(0) ? e == cudaSuccess && c.wgmma == KM_MLA_WG_DEFAULT : e == cudaErrorNotSupported);
+  {
+    const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw kernel takes bf16 latents only */
+    KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_SEESAW, &c) == cudaErrorNotSupported);
+  }
   const km_mla_shape h32 = {32, 64, KM_MLA_BF16}; /* 32 heads: no group of 64, mma.sync */
   KM_EXPECT_CUDA(km_mla_pick_config(&h32, 0, &c));
   KM_EXPECT(c.wgmma == 0);
@@ -295,6 +299,16 @@ int main(void) {
       {"128 heads, one long, many short, wgmma split K", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_K},
       {"128 heads, b1, split 3, wgmma split K", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_K},
       {"64 heads, block size 128, wgmma split K", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SPLIT_K},
+      /* seesaw: chunks of odd and even tile counts (an odd one ends with a tile of no tokens), one tile, context 1 */
+      {"128 heads, one long, many short, wgmma seesaw", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
+      {"128 heads, one long, many short, split 4, wgmma seesaw", 128, B, 64, 8, c_long, 4, 0, 0,
+       KM_MLA_KERNEL_WGMMA_SEESAW},
+      {"128 heads, b1, split 3, wgmma seesaw", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
+      {"128 heads, b1, one-tile chunks, wgmma seesaw", 128, B, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
+      {"128 heads, b1, no split, wgmma seesaw", 128, B, 64, 1, c1k, 1000, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
+      {"128 heads, context 1, wgmma seesaw", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
+      {"64 heads, block size 128, wgmma seesaw", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
+      {"192 heads, wgmma seesaw", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 16 heads, one long, many short", 16, E4, 64, 8, c_long, 0, 0, 0},
