@@ -54,11 +54,10 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity) {
                  : "r"(bar), "r"(parity)
                  : "memory");
 }
-// A half of a tile is in shared memory for this thread, and for the wgmma it issues next.
-__device__ __forceinline__ void wait_loaded(uint32_t bar, int parity) {
-  mbar_wait(bar, parity);
-  fence_async_smem();
-}
+// A half of a tile is in shared memory for the wgmma this thread issues next. No proxy fence after the wait:
+// the mbarrier completes once the cp.async writes have landed (the fence compiles to MEMBAR.ALL.CTA, which
+// would also wait for this thread's own refills still in flight).
+__device__ __forceinline__ void wait_loaded(uint32_t bar, int parity) { mbar_wait(bar, parity); }
 __device__ __forceinline__ void nb_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void nb_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void pin_u(uint32_t (&a)[4][4]) {
@@ -252,33 +251,33 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       nb_arrive(NB_C0);
       ls0 = ls0 * c00 + sum0, ls1 = ls1 * c01 + sum1;
       scale_o(o, c00, c01);
-      // ---- O_L = O_L c0 + P0 V0_L; then tile 0's left half is read: refill it
+      // ---- O_L = O_L c0 + P0 V0_L (P0 from registers), and while it runs P0 d to tile 0's rope block for
+      // warpgroup 1; then tile 0's left half is read: refill it (after the proxy fence, which would wait for the
+      // refill's loads)
       pin(o[0]), pin(o[1]);
       pv_regs(o, pa, x.t0_u, 0);
-      wg_wait<0>();
-      pin(o[0]), pin(o[1]), pin_u(pa);
-      if (more) refill(p, x, pr + 1, 0, 0, tid);
-      // ---- P0 d to tile 0's rope block for warpgroup 1
       nb_sync(NB_D);
       const float d0 = sd[r0], d1 = sd[r1];
       store_p(x.base + OFF_T0 + 8 * KB_BYTES, s, d0, d1, r0, r1, c);
       fence_async_smem();
       nb_arrive(NB_P0);
-      // ---- O_L = O_L d + P1 V1_L
+      wg_wait<0>();
+      pin(o[0]), pin(o[1]), pin_u(pa);
+      if (more) refill(p, x, pr + 1, 0, 0, tid);
+      // ---- O_L = O_L d + P1 V1_L (P1 from shared memory)
       ls0 *= d0, ls1 *= d1;
       scale_o(o, d0, d1);
       nb_sync(NB_P1);
       pin(o[0]), pin(o[1]);
       pv_smem(o, x.p1_u, x.t1_u, 0);
       if (more) {
-        // ---- the next t0's S beside P1 V1_L; then tile 1's left half is read: refill it (after the waits, so
-        // that their proxy fences have no loads of this thread's behind them that they do not need)
+        // ---- the next t0's S beside P1 V1_L; tile 1's left half refilled as soon as P1 V1_L has read it
         wait_loaded(full_bar(x, 0, 0), nxt);
         s_half(s, x.q_u, x.t0_u, 0, true);
+        wg_wait<1>();
+        refill(p, x, pr + 1, 1, 0, tid);
         wait_loaded(full_bar(x, 0, 1), nxt);
         s_half(s, x.q_u, x.t0_u, 1, false);
-        wg_wait<2>();
-        refill(p, x, pr + 1, 1, 0, tid);
       }
       wg_wait<0>();
       pin(o[0]), pin(o[1]), pin(s);
@@ -304,24 +303,23 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       store_p(x.base + OFF_P1, s, 1.f, 1.f, r0, r1, c);
       fence_async_smem();
       nb_arrive(NB_P1);
-      // ---- O_R = O_R c0 d + P1 V1_R + (P0 d) V0_R, refilling each right half once it is read
-      pin(o[0]), pin(o[1]);
-      pv_regs(o, pa, x.t1_u, 1);
+      // ---- O_R = O_R c0 d + (P0 d) V0_R + P1 V1_R, tile 0's right half first so that it is refilled first
       nb_sync(NB_P0);
-      pv_smem(o, x.t0_u + 8 * KB_BYTES, x.t0_u, 1);
-      wg_wait<1>();
-      pin_u(pa);
-      if (more) refill(p, x, pr + 1, 1, 1, tid);
-      wg_wait<0>();
       pin(o[0]), pin(o[1]);
+      pv_smem(o, x.t0_u + 8 * KB_BYTES, x.t0_u, 1);
+      pv_regs(o, pa, x.t1_u, 1);
+      wg_wait<1>();
+      if (more) refill(p, x, pr + 1, 0, 1, tid);
+      wg_wait<0>();
+      pin(o[0]), pin(o[1]), pin_u(pa);
       if (more) {
-        // ---- the next t1's S, its right half (refilled just now) first; tile 0's right half is refilled
-        // between the two halves: warpgroup 0 waits for it before it refills tile 1's left half
-        wait_loaded(full_bar(x, 1, 1), nxt);
-        s_half(s, x.q_u, x.t1_u, 1, true);
-        refill(p, x, pr + 1, 0, 1, tid);
+        // ---- tile 1's right half refilled, then the next t1's S, its left half (refilled by warpgroup 0 after
+        // P1 V1_L) first
+        refill(p, x, pr + 1, 1, 1, tid);
         wait_loaded(full_bar(x, 1, 0), nxt);
-        s_half(s, x.q_u, x.t1_u, 0, false);
+        s_half(s, x.q_u, x.t1_u, 0, true);
+        wait_loaded(full_bar(x, 1, 1), nxt);
+        s_half(s, x.q_u, x.t1_u, 1, false);
         wg_wait<0>();
         pin(s);
       }
