@@ -441,6 +441,7 @@ GRID_HEADS(GRID_PARAMS)
 P(quick_bf16, MLA_DECODE, 128, BF, 4, 2048);
 P(quick_bf16_h16, MLA_DECODE, 16, BF, 4, 2048); /* the 16-row mma.sync kernel in the --quick pass */
 P(quick_fp8_h16, MLA_DECODE, 16, E4, 4, 2048);
+P_K(quick_seesaw, KM_MLA_KERNEL_WGMMA_SEESAW, 128, BF, 4, 2048); /* the seesaw variant in the --quick pass */
 P_MMA(mma_bf16_h128_b64_8k, 128, BF, 64, 8192);
 P_MMA(mma_fp8_h128_b64_8k, 128, E4, 64, 8192);
 P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
@@ -492,6 +493,8 @@ static const km_case attn_mla_cases[] = {
     {"attn/mla/h128/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8, KM_CASE_QUICK,
      "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h16/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16_h16, KM_CASE_QUICK, NULL},
+    {"attn/mla/h128/bf16/b4/ctx2k/wg_seesaw/quick", T_MLA, "wgmma variant: two tiles per step, the warpgroups alternating",
+     run_mla, &quick_seesaw, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h16/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8_h16, KM_CASE_QUICK,
      "attn/mla/h16/bf16/b4/ctx2k/quick"},
     {"baseline/attn/mla/naive/h128/bf16/b16/ctx4k", T_MLA,
