@@ -35,9 +35,8 @@ constexpr int NBAR = 5;                        // full(tile, half) 0-3, Q 4
 constexpr int SS_SMEM = ALIGN + OFF_BAR + NBAR * 8;
 static_assert(SS_SMEM <= 232448, "the seesaw kernel's shared memory exceeds the SM 9.0 opt-in limit");
 static_assert(OFF_P1 % 1024 == 0, "P1 must start on a swizzle period");
-// named barriers of the two warpgroups (256 threads; 0 is __syncthreads), each passed by both once per pair in
-// the same order: C0 (warpgroup 0's m0, c0 written), D (warpgroup 1's m1, d), P (P0 d and P1 in shared memory)
-enum { NB_C0 = 1, NB_D = 2, NB_P = 3, NB_END = 4 };
+// named barriers of the two warpgroups (256 threads; 0 is __syncthreads)
+enum { NB_C0 = 1, NB_D = 2, NB_P0 = 3, NB_P1 = 4, NB_END = 5 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
@@ -59,9 +58,8 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity) {
 // the mbarrier completes once the cp.async writes have landed (the fence compiles to MEMBAR.ALL.CTA, which
 // would also wait for this thread's own refills still in flight).
 __device__ __forceinline__ void wait_loaded(uint32_t bar, int parity) { mbar_wait(bar, parity); }
-// The two warpgroups reach each barrier from different code: the non-.aligned form (bar.sync is barrier.sync.aligned,
-// which compute-sanitizer's synccheck rejects there as divergent).
-__device__ __forceinline__ void nb_sync(int id) { asm volatile("barrier.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void nb_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void nb_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void pin_u(uint32_t (&a)[4][4]) {
 #pragma unroll
   for (int k = 0; k < 4; ++k)
@@ -250,7 +248,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       probs(s, mn0, mn1, sum0, sum1, pa);
       __syncwarp();  // the quad has read the old maxima
       if (c == 0) sm[r0] = mn0, sm[r1] = mn1, sc0[r0] = c00, sc0[r1] = c01;
-      nb_sync(NB_C0);
+      nb_arrive(NB_C0);
       ls0 = ls0 * c00 + sum0, ls1 = ls1 * c01 + sum1;
       scale_o(o, c00, c01);
       // ---- O_L = O_L c0 + P0 V0_L (P0 from registers), and while it runs P0 d to tile 0's rope block for
@@ -262,13 +260,14 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       const float d0 = sd[r0], d1 = sd[r1];
       store_p(x.base + OFF_T0 + 8 * KB_BYTES, s, d0, d1, r0, r1, c);
       fence_async_smem();
-      nb_sync(NB_P);
+      nb_arrive(NB_P0);
       wg_wait<0>();
       pin(o[0]), pin(o[1]), pin_u(pa);
       if (more) refill(p, x, pr + 1, 0, 0, tid);
       // ---- O_L = O_L d + P1 V1_L (P1 from shared memory)
       ls0 *= d0, ls1 *= d1;
       scale_o(o, d0, d1);
+      nb_sync(NB_P1);
       pin(o[0]), pin(o[1]);
       pv_smem(o, x.p1_u, x.t1_u, 0);
       if (more) {
@@ -297,14 +296,15 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       probs(s, mn0, mn1, sum0, sum1, pa);
       __syncwarp();
       if (c == 0) sm[r0] = mn0, sm[r1] = mn1, sd[r0] = d0, sd[r1] = d1;
-      nb_sync(NB_D);
+      nb_arrive(NB_D);
       const float f0 = f00 * d0, f1 = f01 * d1;
       ls0 = ls0 * f0 + sum0, ls1 = ls1 * f1 + sum1;
       scale_o(o, f0, f1);
       store_p(x.base + OFF_P1, s, 1.f, 1.f, r0, r1, c);
       fence_async_smem();
-      nb_sync(NB_P);
+      nb_arrive(NB_P1);
       // ---- O_R = O_R c0 d + (P0 d) V0_R + P1 V1_R, tile 0's right half first so that it is refilled first
+      nb_sync(NB_P0);
       pin(o[0]), pin(o[1]);
       pv_smem(o, x.t0_u + 8 * KB_BYTES, x.t0_u, 1);
       pv_regs(o, pa, x.t1_u, 1);
