@@ -321,7 +321,7 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   long long chunks = 0;
   for (int b = 0; counts && merge && b < batch; ++b) {
     counts[b] = chunk_count(tiles[b], chunk_tiles, true);
-    merge = merge && counts[b] >= min_chunks;
+    merge = counts[b] >= min_chunks;
     chunks += counts[b];
   }
   if (!merge) {

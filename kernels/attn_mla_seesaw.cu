@@ -345,18 +345,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
     const float tot = ssum[r] + ssum[ROWS + r];
     const float f = 1.f / tot;  // tot > 0: every chunk holds a visible token
     const size_t slot = direct ? (size_t)x.seq * p.heads + x.head0 + r : (size_t)x.chunk * p.heads + x.head0 + r;
-    const int col0 = WG * 256 + 2 * c;
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        const float a = o[h][4 * j + 2 * half] * f, b = o[h][4 * j + 2 * half + 1] * f;
-        const size_t at = slot * DV + col0 + h * 128 + 8 * j;
-        if (direct)
-          *reinterpret_cast<uint32_t *>(p.out + at) = pack_bf16(a, b);
-        else
-          *reinterpret_cast<float2 *>(p.part_o + at) = make_float2(a, b);
-      }
+    store_o_row(p, o, half, f, slot, WG, c, direct);
     if (!direct && WG == 0 && c == 0) p.part_lse[slot] = sm[r] + log2f(tot);
   }
 }

@@ -327,18 +327,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     const float tot = ONE ? red[r] : red[r] + red[ROWS + r];
     const float f = tscale / tot;  // tot > 0: every chunk holds a visible token
     const size_t slot = direct ? (size_t)seq * p.heads + head0 + r : (size_t)chunk * p.heads + head0 + r;
-    const int col0 = wg * 256 + 2 * c;
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        const float a = o[h][4 * j + 2 * half] * f, b = o[h][4 * j + 2 * half + 1] * f;
-        const size_t at = slot * DV + col0 + h * 128 + 8 * j;
-        if (direct)
-          *reinterpret_cast<uint32_t *>(p.out + at) = pack_bf16(a, b);
-        else
-          *reinterpret_cast<float2 *>(p.part_o + at) = make_float2(a, b);
-      }
+    store_o_row(p, o, half, f, slot, wg, c, direct);
     if (!direct && wg == 0 && c == 0) p.part_lse[slot] = mrun[par * ROWS + r] + log2f(tot);
   }
 #endif

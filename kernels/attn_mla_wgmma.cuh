@@ -27,6 +27,25 @@ __device__ __forceinline__ uint64_t desc(uint32_t start, uint32_t lbo, uint32_t 
   return (uint64_t)((start & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
          ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
+// Row `half` (0: r0, 1: r1) of this thread's part of a warpgroup's half of O (the m64n256 accumulator split
+// in two: output dims 256 wg + 128 h + 8 j + 2c and + 1 at o[h][4j + 2 half] and + 1), times f: bf16 to the
+// output (a sequence in one chunk) or fp32 to the chunk's partial; slot is the (sequence or chunk, head) row.
+__device__ __forceinline__ void store_o_row(const Params &p, const float (&o)[2][64], int half, float f, size_t slot,
+                                            int wg, int c, bool direct) {
+  const int col0 = wg * 256 + 2 * c;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const float a = o[h][4 * j + 2 * half] * f, b = o[h][4 * j + 2 * half + 1] * f;
+      const size_t at = slot * DV + col0 + h * 128 + 8 * j;
+      if (direct)
+        *reinterpret_cast<uint32_t *>(p.out + at) = pack_bf16(a, b);
+      else
+        *reinterpret_cast<float2 *>(p.part_o + at) = make_float2(a, b);
+    }
+}
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
