@@ -28,9 +28,8 @@
 namespace {
 
 constexpr int SS_THREADS = 256;   // two warpgroups
-constexpr int ROW_G = D * 2;      // bytes of a latent row in global memory
-// shared memory from the 1,024-aligned base
-constexpr int OFF_T0 = REGION, OFF_T1 = 2 * REGION, OFF_P1 = 3 * REGION;
+// shared memory from the 1,024-aligned base: Q, tile 0 (OFF_T0), tile 1 (OFF_T1), then
+constexpr int OFF_P1 = 3 * REGION;
 constexpr int OFF_M = OFF_P1 + P_BYTES;        // 64 floats: the running row maxima (base 2)
 constexpr int OFF_C0 = OFF_M + ROWS * 4;       // 64: warpgroup 0's correction c0 of the pair
 constexpr int OFF_D = OFF_C0 + ROWS * 4;       // 64: warpgroup 1's correction d of the pair
@@ -44,6 +43,9 @@ static_assert(OFF_P1 % 1024 == 0, "P1 must start on a swizzle period");
 enum { NB_C0 = 1, NB_D = 2, NB_P0 = 3, NB_P1 = 4, NB_END = 5 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+constexpr int ROW_G = D * 2;  // bytes of a latent row in global memory
+constexpr int OFF_T0 = REGION, OFF_T1 = 2 * REGION;
+
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
