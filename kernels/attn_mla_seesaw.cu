@@ -110,25 +110,6 @@ __device__ __forceinline__ void s_half(float (&s)[32], uint32_t q_u, uint32_t t_
   wg_commit();
 }
 
-// Scores of one tile in base-2 units with tokens past `valid` masked, and this thread's two row maxima.
-__device__ __forceinline__ void scores(float (&s)[32], float s_log2, int valid, int c, float &mx0, float &mx1) {
-  mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int col = 8 * j + 2 * c + (e & 1);
-      const float x = col < valid ? s[4 * j + e] * s_log2 : -INFINITY;
-      s[4 * j + e] = x;
-      if (e < 2) mx0 = fmaxf(mx0, x);
-      else mx1 = fmaxf(mx1, x);
-    }
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-}
-
 // P = 2^(S - m) in place, this thread's part of the two row sums, and P as bf16 A fragments (k-step ks: tokens
 // 16 ks .. +15).
 __device__ __forceinline__ void probs(float (&s)[32], float mn0, float mn1, float &sum0, float &sum1,
@@ -247,7 +228,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       // ---- softmax of tile t0: m0, c0 to warpgroup 1
       const int valid = min(TILE, x.ctx - (x.tb + 2 * pr) * TILE);
       float mx0, mx1;
-      scores(s, s_log2, valid, c, mx0, mx1);
+      scores(s, s_log2, valid, 0, c, mx0, mx1);
       const float mo0 = sm[r0], mo1 = sm[r1];
       const float mn0 = fmaxf(mo0, mx0), mn1 = fmaxf(mo1, mx1);
       const float c00 = exp2f(mo0 - mn0), c01 = exp2f(mo1 - mn1);
@@ -293,7 +274,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       const int it = 2 * pr + 1;
       const int valid = it < x.n ? min(TILE, x.ctx - (x.tb + it) * TILE) : 0;
       float mx0, mx1;
-      scores(s, s_log2, valid, c, mx0, mx1);
+      scores(s, s_log2, valid, 0, c, mx0, mx1);
       nb_sync(NB_C0);
       const float m00 = sm[r0], m01 = sm[r1];
       const float f00 = sc0[r0], f01 = sc0[r1];

@@ -214,21 +214,8 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
 
       // ---- scores in log2 units, tokens past the context masked, the row maxima of these tokens
       const int tok0 = ONE ? 0 : wg * 32;
-      float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < SN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = tok0 + 8 * j + 2 * c + (e & 1);
-          const float x = col < valid ? s[4 * j + e] * s_log2 : -INFINITY;
-          s[4 * j + e] = x;
-          if (e < 2) mx0 = fmaxf(mx0, x);
-          else mx1 = fmaxf(mx1, x);
-        }
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+      float mx0, mx1;
+      scores(s, s_log2, valid, tok0, c, mx0, mx1);
       const float *mold = mrun + par * ROWS;
       float mn0, mn1;
       if constexpr (ONE) {

@@ -4,6 +4,8 @@
 #ifndef KM_KERNELS_ATTN_MLA_WGMMA_CUH
 #define KM_KERNELS_ATTN_MLA_WGMMA_CUH
 
+#include <math.h>
+
 #include "attn_mla_device.cuh"
 
 namespace {
@@ -44,6 +46,28 @@ __device__ __forceinline__ void store_o_row(const Params &p, const float (&o)[2]
       else
         *reinterpret_cast<float2 *>(p.part_o + at) = make_float2(a, b);
     }
+}
+
+// Scores in base-2 units with tokens past `valid` masked, and this thread's two row maxima: N accumulators of S
+// in wgmma's m64nN layout (token tok0 + 8 j + 2c (+1) of rows r0 (e 0, 1) and r1 (e 2, 3) at s[4 j + e]).
+template <int N>
+__device__ __forceinline__ void scores(float (&s)[N], float s_log2, int valid, int tok0, int c, float &mx0,
+                                       float &mx1) {
+  mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < N / 4; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int col = tok0 + 8 * j + 2 * c + (e & 1);
+      const float x = col < valid ? s[4 * j + e] * s_log2 : -INFINITY;
+      s[4 * j + e] = x;
+      if (e < 2) mx0 = fmaxf(mx0, x);
+      else mx1 = fmaxf(mx1, x);
+    }
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
