@@ -229,8 +229,7 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   }
   if (s->merge_inflight != 0 && s->merge_inflight != 16 && s->merge_inflight != 32)
     return "merge_inflight must be 0, 16 or 32";
-  if (s->merge_inflight == 32 && (s->kv != KM_ATTN_BF16 || s->head_dim != 128 || rows_of(s) > 8 ||
-                                  s->pipe != KM_ATTN_PIPE_REGISTERS || s->pair || is_variant(*s) || s->combine))
+  if (s->merge_inflight == 32 && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine))
     return "merge_inflight 32: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, "
            "combine 0";
   if (s->pair && (s->pair != 1 || !variant_shape))

@@ -7,9 +7,7 @@ km_attn_detail::Kern km_attn_detail::kernels_bf16(const km_attn_shape &s, int mt
 }
 
 km_attn_detail::Kern km_attn_detail::kernel_bf16_extra(const km_attn_shape &s, int mt, bool stamps) {
-  if (s.kv != KM_ATTN_BF16 || s.head_dim != 128 || mt != 0 || s.pipe != KM_ATTN_PIPE_REGISTERS || s.pair ||
-      is_variant(s))
-    return Kern{nullptr, 0};
+  if (!bf16_default_shape(s, mt)) return Kern{nullptr, 0};
   constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
   if (s.merge_inflight == 32)
     return stamps ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 1, 32>()

@@ -1314,6 +1314,12 @@ Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
 
 // A shape's variant (prefetch, otrans, ctas, unpack, scale_load) or paired-tile kernel of format KV.
 inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas || s.unpack || s.scale_load; }
+// bf16's default kernel at head_dim 128 with <= 8 rows (mt 0), register pipeline, no variant, not paired: the
+// shape kernel_bf16_extra has its other instantiations for (stamps, merge_inflight 32).
+inline bool bf16_default_shape(const km_attn_shape &s, int mt) {
+  return s.kv == KM_ATTN_BF16 && s.head_dim == 128 && mt == 0 && s.pipe == KM_ATTN_PIPE_REGISTERS && !s.pair &&
+         !is_variant(s);
+}
 template <int KV>
 Kern kernel_variant_or_paired(const km_attn_shape &s) {
   return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas, s.unpack, s.scale_load);
