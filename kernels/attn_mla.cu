@@ -29,7 +29,7 @@ constexpr int RED_FLOATS = 256;                // row maxima / sums: token group
 constexpr int MRUN_FLOATS = 2 * 64;            // running row maxima, two parities
 constexpr int COMBINE_THREADS = DV / 4;        // one thread per 4 output dims
 constexpr int COMBINE_GROUPS = 4;              // combine: at most this many chunk groups of COMBINE_THREADS per CTA
-static_assert(COMBINE_GROUPS == 4, "km_mla_decode instantiates the combine pass for 1, 2 and 4 groups");
+static_assert(COMBINE_GROUPS == 4, "combine_kernel instantiates the combine pass for 1, 2 and 4 groups");
 
 __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -493,6 +493,14 @@ int pick_chunk_tiles(const km_mla_shape *s, const km_mla_config *cfg, int batch,
   return best;
 }
 
+// The combine pass instantiated for `groups` chunk groups (1, 2 or COMBINE_GROUPS), nullptr for another count.
+const void *combine_kernel(int groups) {
+  return groups == COMBINE_GROUPS ? (const void *)&mla_combine_kernel<COMBINE_GROUPS>
+         : groups == 2            ? (const void *)&mla_combine_kernel<2>
+         : groups == 1            ? (const void *)&mla_combine_kernel<1>
+                                  : nullptr;
+}
+
 // The combine pass's chunk groups: one while every sequence has fewer than 8 chunks, 2 from 8, 4 from 16.
 int combine_groups_for(const km_mla_plan *p) {
   int most = 1;
@@ -700,8 +708,7 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   if (!k || !pl->ch.d_arrays || pl->cfg.smem_bytes < config_smem_need(&pl->cfg, s->kv))
     return cudaErrorInvalidValue;
   if (s->kv != KM_MLA_BF16 && !a->scale) return cudaErrorInvalidValue;
-  if (pl->split && (!a->workspace || pl->combine_groups < 1 || pl->combine_groups > COMBINE_GROUPS))
-    return cudaErrorInvalidValue;
+  if (pl->split && (!a->workspace || !combine_kernel(pl->combine_groups))) return cudaErrorInvalidValue;
   Params p;
   memset(&p, 0, sizeof p);
   p.q = a->q;
@@ -727,9 +734,6 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
   cudaError_t e =
       cudaLaunchKernel(k, dim3(grid), dim3(config_threads(&pl->cfg)), args, (size_t)pl->cfg.smem_bytes, stream);
   if (e != cudaSuccess || !pl->split) return e;
-  const void *combine = pl->combine_groups == 4   ? (const void *)&mla_combine_kernel<4>
-                        : pl->combine_groups == 2 ? (const void *)&mla_combine_kernel<2>
-                                                  : (const void *)&mla_combine_kernel<1>;
-  return cudaLaunchKernel(combine, dim3((unsigned)(pl->batch * s->num_heads)),
+  return cudaLaunchKernel(combine_kernel(pl->combine_groups), dim3((unsigned)(pl->batch * s->num_heads)),
                           dim3(COMBINE_THREADS * pl->combine_groups), args, 0, stream);
 }
