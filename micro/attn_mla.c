@@ -368,6 +368,20 @@ static km_work work_of(const mla_run *r) {
   return w;
 }
 
+/* The kernel a configuration runs, for the row's label. */
+static const char *kernel_text(const km_mla_config *cfg) {
+  static const char *const wgmma[] = {
+      [KM_MLA_WG_SPLIT_S] = "wgmma (sm_90a), S split over both warpgroups",
+      [KM_MLA_WG_ONE_S] = "wgmma (sm_90a), S by one warpgroup",
+      [KM_MLA_WG_ONE_S_N256] = "wgmma (sm_90a), S by one warpgroup, P V n256",
+      [KM_MLA_WG_SPLIT_K] = "wgmma (sm_90a), S split over the dims, P V n256",
+      [KM_MLA_WG_SEESAW] = "wgmma (sm_90a), two tiles per step, the warpgroups alternating",
+  };
+  if (cfg->wgmma > 0 && cfg->wgmma < (int)(sizeof wgmma / sizeof wgmma[0]) && wgmma[cfg->wgmma])
+    return wgmma[cfg->wgmma];
+  return km_mla_q_in_registers(cfg->rows) ? "mma.sync, Q in registers" : "mma.sync";
+}
+
 static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
   setup(b, p, r);
   KM_RETURN_IF_STOPPED(b);
@@ -403,13 +417,7 @@ static void run_step(km_bench *b, const mla_params *p, mla_run *r) {
                  r->sh.num_heads, r->sh.kv == KM_MLA_BF16 ? "bf16" : "fp8 e4m3 (tensor scale)", r->batch, r->h_ctx[0],
                  MLA_BLOCK, tflops, peak_text, p->op == MLA_NAIVE ? "simple kernel (the plan unused): " : "",
                  r->plan.num_chunks, r->plan.chunk_tiles, r->cfg.rows, r->cfg.stages, r->cfg.stages > 1 ? "s" : "",
-                 r->cfg.wgmma == KM_MLA_WG_SPLIT_S  ? "wgmma (sm_90a), S split over both warpgroups"
-                 : r->cfg.wgmma == KM_MLA_WG_ONE_S    ? "wgmma (sm_90a), S by one warpgroup"
-                 : r->cfg.wgmma == KM_MLA_WG_ONE_S_N256 ? "wgmma (sm_90a), S by one warpgroup, P V n256"
-                 : r->cfg.wgmma == KM_MLA_WG_SPLIT_K    ? "wgmma (sm_90a), S split over the dims, P V n256"
-                 : r->cfg.wgmma == KM_MLA_WG_SEESAW     ? "wgmma (sm_90a), two tiles per step, the warpgroups alternating"
-                 : km_mla_q_in_registers(r->cfg.rows)   ? "mma.sync, Q in registers"
-                                                      : "mma.sync");
+                 kernel_text(&r->cfg));
 }
 
 /* The plan lives in the case's stack frame: freed here, after the step, whatever stopped it. */
