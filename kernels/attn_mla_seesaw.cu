@@ -19,8 +19,9 @@
 // (zero-filled, every score masked: P1 = 0, d = 1). Rows past the context are zero-filled.
 // Measured (H200, h128 bf16 b64 x 8K): 363.9-366.0 us against 363.2-365.6 for the one-tile default; Nsight
 // Compute gives both the same tensor-pipe share (41.6%), DRAM 35%: reports/attn-notes.md has what that says.
-// The warpgroups meet at named barriers from different code with the .aligned bar.sync / bar.arrive, which
-// compute-sanitizer's synccheck reports as divergent and racecheck does not pair (see the notes).
+// The warpgroups meet at three named barriers per pair (C0, D, P), both syncing, with the non-.aligned
+// barrier.sync: they reach them from different code (the .aligned bar.sync / bar.arrive pairs of the recorded
+// run f98a5f0 were reported by synccheck as divergent and by racecheck as unpaired; see the notes).
 #include "attn_mla_wgmma.cuh"
 
 #include <math.h>
@@ -39,8 +40,9 @@ constexpr int NBAR = 5;                        // full(tile, half) 0-3, Q 4
 constexpr int SS_SMEM = ALIGN + OFF_BAR + NBAR * 8;
 static_assert(SS_SMEM <= 232448, "the seesaw kernel's shared memory exceeds the SM 9.0 opt-in limit");
 static_assert(OFF_P1 % 1024 == 0, "P1 must start on a swizzle period");
-// named barriers of the two warpgroups (256 threads; 0 is __syncthreads)
-enum { NB_C0 = 1, NB_D = 2, NB_P0 = 3, NB_P1 = 4, NB_END = 5 };
+// named barriers of the two warpgroups (256 threads; 0 is __syncthreads), each passed by both once per pair in
+// the same order: C0 (warpgroup 0's m0, c0 written), D (warpgroup 1's m1, d), P (P0 d and P1 in shared memory)
+enum { NB_C0 = 1, NB_D = 2, NB_P = 3, NB_END = 4 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 constexpr int ROW_G = D * 2;  // bytes of a latent row in global memory
@@ -65,8 +67,9 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, int parity) {
 // the mbarrier completes once the cp.async writes have landed (the fence compiles to MEMBAR.ALL.CTA, which
 // would also wait for this thread's own refills still in flight).
 __device__ __forceinline__ void wait_loaded(uint32_t bar, int parity) { mbar_wait(bar, parity); }
-__device__ __forceinline__ void nb_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
-__device__ __forceinline__ void nb_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
+// The two warpgroups reach each barrier from different code: the non-.aligned form (bar.sync is
+// barrier.sync.aligned, which compute-sanitizer's synccheck rejects there as divergent).
+__device__ __forceinline__ void nb_sync(int id) { asm volatile("barrier.sync %0, 256;\n" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void pin_u(uint32_t (&a)[4][4]) {
 #pragma unroll
   for (int k = 0; k < 4; ++k)
@@ -236,7 +239,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       probs(s, mn0, mn1, sum0, sum1, pa);
       __syncwarp();  // the quad has read the old maxima
       if (c == 0) sm[r0] = mn0, sm[r1] = mn1, sc0[r0] = c00, sc0[r1] = c01;
-      nb_arrive(NB_C0);
+      nb_sync(NB_C0);
       ls0 = ls0 * c00 + sum0, ls1 = ls1 * c01 + sum1;
       scale_o(o, c00, c01);
       // ---- O_L = O_L c0 + P0 V0_L (P0 from registers), and while it runs P0 d to tile 0's rope block for
@@ -248,14 +251,13 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       const float d0 = sd[r0], d1 = sd[r1];
       store_p(x.base + OFF_T0 + 8 * KB_BYTES, s, d0, d1, r0, r1, c);
       fence_async_smem();
-      nb_arrive(NB_P0);
+      nb_sync(NB_P);
       wg_wait<0>();
       pin(o[0]), pin(o[1]), pin_u(pa);
       if (more) refill(p, x, pr + 1, 0, 0, tid);
       // ---- O_L = O_L d + P1 V1_L (P1 from shared memory)
       ls0 *= d0, ls1 *= d1;
       scale_o(o, d0, d1);
-      nb_sync(NB_P1);
       pin(o[0]), pin(o[1]);
       pv_smem(o, x.p1_u, x.t1_u, 0);
       if (more) {
@@ -284,15 +286,14 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       probs(s, mn0, mn1, sum0, sum1, pa);
       __syncwarp();
       if (c == 0) sm[r0] = mn0, sm[r1] = mn1, sd[r0] = d0, sd[r1] = d1;
-      nb_arrive(NB_D);
+      nb_sync(NB_D);
       const float f0 = f00 * d0, f1 = f01 * d1;
       ls0 = ls0 * f0 + sum0, ls1 = ls1 * f1 + sum1;
       scale_o(o, f0, f1);
       store_p(x.base + OFF_P1, s, 1.f, 1.f, r0, r1, c);
       fence_async_smem();
-      nb_arrive(NB_P1);
+      nb_sync(NB_P);
       // ---- O_R = O_R c0 d + (P0 d) V0_R + P1 V1_R, tile 0's right half first so that it is refilled first
-      nb_sync(NB_P0);
       pin(o[0]), pin(o[1]);
       pv_smem(o, x.t0_u + 8 * KB_BYTES, x.t0_u, 1);
       pv_regs(o, pa, x.t1_u, 1);
