@@ -23,6 +23,7 @@
 #include "tq3_sign.h"
 #include "quant_3bit.h"
 #include "quant_rows.cuh"
+#include "quant_tq3_mma.h"
 #include "quant_tq3_rows.h"
 
 #include <cuda_bf16.h>
@@ -434,6 +435,7 @@ extern "C" cudaError_t km_quant_plan_make(km_quant_plan *plan) {
   if (e == cudaSuccess) e = plan_slot<16, 8>(plan, 1);
   if (e == cudaSuccess) e = plan_slot<32, 16>(plan, 2);
   if (e == cudaSuccess) e = km_tq3_rows_plan(plan);
+  if (e == cudaSuccess) e = km_tq3_mma_plan(plan);
   return e;
 }
 
@@ -474,7 +476,9 @@ extern "C" cudaError_t km_quant_tq3_quantize_variant(const km_quant_plan *plan, 
   if (variant != KM_TQ3_LANES) {
     size_t rows = 0;
     const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
-    return e == cudaSuccess ? km_tq3_rows_quantize(plan, variant, src, codes, side, rows, head_dim, is_v, stream) : e;
+    if (e != cudaSuccess) return e;
+    if (variant == KM_TQ3_MMA) return km_tq3_mma_quantize(plan, src, codes, side, rows, head_dim, is_v, stream);
+    return km_tq3_rows_quantize(plan, variant, src, codes, side, rows, head_dim, is_v, stream);
   }
   return kmq::for_rows<4>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {
     launch_tq<decltype(tpr)::value>(plan, src, codes, side, rows, is_v, stream);

@@ -65,6 +65,7 @@ typedef struct km_quant_plan {
   int u3_quantize[3], u3_dequantize[3];
   int tq3_quantize[2][3], tq3_dequantize[2][3]; /* [is_v][head_dim] */
   int tq3_rows_quantize[4][2][3];               /* [variant - KM_TQ3_ROWS64][is_v][head_dim] */
+  int tq3_mma_quantize[2];                      /* [is_v], head_dim 128 */
 } km_quant_plan;
 
 /* The TurboQuant quantize kernels (same codes and side data, bit for bit; reports/quant-notes.md has
@@ -79,6 +80,12 @@ typedef struct km_quant_plan {
  *   KM_TQ3_ROWS_LEAN  v5: v4 (K) / v3 (V) with the norm tree's first level as one FFMA per pair, the
  *                     thresholds by a two-step search instead of three divisions, and the per-row square
  *                     root and reciprocal without slow-path branches.
+ *   KM_TQ3_MMA        v6 (head_dim 128; others are cudaErrorInvalidValue): a warp per 16 rows on tensor cores: the sign flip and the
+ *                     rotation's first four stages as one bf16 mma per 16 elements against +-1 (H16 with the
+ *                     signs folded in), the rest of the stages in registers, and the sum of squares as the
+ *                     diagonal of X X^T (mma too). Not bit for bit: tensor-core sums round differently from
+ *                     the reference's tree, so a code may be the adjacent one where the exact rotated value
+ *                     sits at a boundary, and a norm one fp16 unit off (km_tq3_variant_bitwise is 0).
  * KM_TQ3_BEST is the one km_quant_tq3_quantize runs: the fastest measured for the head_dim and K or V
  * (v2, except K at 64 and 128: v5 there; quant_3bit.cu has the figures). */
 typedef enum km_tq3_variant {
@@ -88,8 +95,13 @@ typedef enum km_tq3_variant {
   KM_TQ3_ROWS,
   KM_TQ3_ROWS_FOLD,
   KM_TQ3_ROWS_LEAN,
+  KM_TQ3_MMA,
   KM_TQ3_VARIANT_COUNT
 } km_tq3_variant;
+
+/* 1 when the variant's codes and norms equal the CPU reference's bit for bit (V residual norm within one fp16
+ * unit); 0 for KM_TQ3_MMA, checked by the boundary rule above instead. */
+static inline int km_tq3_variant_bitwise(km_tq3_variant v) { return v != KM_TQ3_MMA; }
 
 /* Fill *plan for the current device. Outside any timed region. */
 cudaError_t km_quant_plan_make(km_quant_plan *plan);

@@ -6,8 +6,9 @@
 // the CPU reference's (micro/quant_ref.c), one rounding at a time, so codes and norms match it bit for
 // bit; the V residual norm is a sum of the same squares in another order (checked within one fp16 unit).
 // Instruction counts per element and why: reports/quant-notes.md.
-#include "tq3_sign.h"
 #include "quant_tq3_rows.h"
+#include "tq3_codes.cuh"
+#include "tq3_sign.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -41,25 +42,17 @@ struct Geo {
   static_assert(kThreads % CH == 0 && RPT * CH == kThreads * EC, "a tile is EC chunks per thread");
 };
 
-// Tables filled once per block: the sign word of 8 codes for each pattern of 8 sign bits (7 << 3j for
-// each set bit j), the level magnitudes 127 floats apart (the codes' step sums index them) and (TPR > 1, where the element index is not a constant) the
-// sign flips as XOR words over bf16 pairs, thread h's at [h * O, h * O + EC) (the same padding rule).
+// Tables filled once per block: the code tables (tq3_codes.cuh) and (TPR > 1, where the element index is not a
+// constant) the sign flips as XOR words over bf16 pairs, thread h's at [h * O, h * O + EC) (the same padding rule).
 struct Tables {
-  uint32_t spread7[256];
+  CodeTables code;
   uint4 sign[40];
-  float level[3 * 127 + 1];  // level magnitude k at [127 k]
 };
 
 template <int D, int E>
 __device__ void fill_tables(Tables &t) {
   using G = Geo<D, E>;
-  for (int b = threadIdx.x; b < 256; b += kThreads) {
-    uint32_t w = 0;
-    for (int j = 0; j < 8; ++j) w |= ((b >> j) & 1) ? 7u << (3 * j) : 0u;
-    t.spread7[b] = w;
-  }
-  if (threadIdx.x < 4)
-    t.level[127 * threadIdx.x] = threadIdx.x == 0 ? KM_TQ_L0 : threadIdx.x == 1 ? KM_TQ_L1 : threadIdx.x == 2 ? KM_TQ_L2 : KM_TQ_L3;
+  fill_code_tables(t.code, threadIdx.x, kThreads);
   if (G::TPR > 1 && threadIdx.x < G::CH) {
     const int c = threadIdx.x, h = c / G::EC, k = c % G::EC;
     uint32_t w[4];
@@ -101,29 +94,6 @@ __device__ __forceinline__ void fill_tile(uint32_t buf, const uint4 *__restrict_
   cp_commit();
 }
 
-// The code magnitude's comparisons as arithmetic: for a float a >= 0 or NaN and a threshold T > 0,
-// sat(a * big + off) with big = 2^(24 - e) (T in [2^e, 2^(e+1))) and off = -big * prev(T) (exact) is
-// exactly 1.0 when a >= T and 0.0 otherwise: a > prev(T) means a - prev(T) >= ulp below T >= 2^(e-24), so
-// big (a - prev(T)) >= 1, and a <= prev(T) gives a non-positive fma; NaN saturates to 0, as the CPU's
-// a >= B is false. One FFMA.SAT on the FMA pipe instead of FSETP + SEL on the ALU. T NaN (never reached):
-// big = off = 0.
-struct Step {
-  float big, off;
-};
-
-__device__ __forceinline__ Step step_of(float t) {
-  if (!(t > 0.0f)) return Step{0.0f, 0.0f};
-  const uint32_t tb = __float_as_uint(t);
-  const float big = __uint_as_float((278u - (tb >> 23)) << 23);
-  return Step{big, -__fmul_rn(__uint_as_float(tb - 1u), big)};
-}
-
-__device__ __forceinline__ float reaches(float a, Step s) {
-  float r;
-  asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(s.big), "f"(s.off));
-  return r;
-}
-
 // The smallest float T with fl(T * inv) >= b, for b one of the boundaries and inv = 1/norm > 0: then
 // |y| >= T exactly when |fl(y * inv)| >= b, since rounding is monotone. t0 = fl(b / inv) is within half
 // an ulp of b / inv; the boundaries sit >= 2^-24.8 (relative) above the point where fl(. * inv) reaches b,
@@ -136,51 +106,6 @@ __device__ __forceinline__ float fold_threshold(float b, float inv) {
   if (__fmul_rn(below, inv) >= b) return below;
   if (__fmul_rn(t0, inv) >= b) return t0;
   return __uint_as_float(__float_as_uint(t0) + 1u);
-}
-
-// v5 (LEAN): the per-row scalar work without branches, so ptxas can schedule it among the rotation's FADDs
-// (the library's __fsqrt_rn / __fdiv_rn put their slow paths behind BSSY regions that nothing crosses).
-// sqrt: the fast path ptxas emits for __fsqrt_rn (MUFU.RSQ, 2 FMUL.FTZ, 2 FFMA), correctly rounded for
-// inputs in [2^-101, FLT_MAX]; s2 below 2^-100 (never negative: a sum of squares) is scaled by 2^100 first
-// and the root by 2^-50 after (both exact); 0 and inf are selected. Equal to __fsqrt_rn(s2) for s2 >= 0.
-__device__ __forceinline__ float sqrt_rn_nobranch(float s2) {
-  const bool small = s2 < 7.88860905e-31f;  // 2^-100
-  const float x = small ? __fmul_rn(s2, 1.26765060e30f) : s2;  // 2^100
-  float r, s, h;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  asm("mul.ftz.f32 %0, %1, %2;" : "=f"(s) : "f"(x), "f"(r));
-  asm("mul.ftz.f32 %0, %1, 0f3F000000;" : "=f"(h) : "f"(r));
-  const float e = __fmaf_rn(-s, s, x);
-  float root = __fmaf_rn(e, h, s);
-  if (small) root = __fmul_rn(root, 8.88178420e-16f);  // 2^-50
-  if (s2 == 0.0f) root = s2;
-  if (s2 == __int_as_float(0x7f800000)) root = s2;
-  return root;
-}
-
-// 1 / norm for norm = sqrt(s2) in [2^-74.5, 2^64) (s2 > 0 finite): the fast path ptxas emits for
-// __fdiv_rn(1, norm) (MUFU.RCP, 5 FFMA), correct to nearest wherever its FCHK passes, which this range of
-// divisors (quotients in [2^-64, 2^75], far from overflow and underflow) always does; 0 for s2 = 0 or inf,
-// as the reference.
-__device__ __forceinline__ float inv_rn_nobranch(float s2, float norm) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(norm));
-  const float e = __fmaf_rn(r, -norm, 1.0f);
-  const float r1 = __fmaf_rn(r, e, r);
-  const float rem = __fmaf_rn(r1, -norm, 1.0f);
-  const float q = __fmaf_rn(r1, rem, r1);
-  return s2 > 0.0f && s2 < __int_as_float(0x7f800000) ? q : 0.0f;
-}
-
-// fold_threshold without the division: T = the smallest float with fl(T * inv) >= b lies within
-// [c - 2, c + 1] steps of c = fl(b * norm) (checked exhaustively over every norm mantissa for the three
-// boundaries; the offset is scale-invariant, since norm, inv, c and T all move by the same power of two),
-// so a two-step binary search over those four candidates finds it. NaN where inv is 0, as fold_threshold.
-__device__ __forceinline__ float fold_threshold_near(float b, float norm, float inv) {
-  uint32_t t = __float_as_uint(__fmul_rn(b, norm)) - 2u;
-  if (!(__fmul_rn(__uint_as_float(t + 1u), inv) >= b)) t += 2u;
-  if (!(__fmul_rn(__uint_as_float(t), inv) >= b)) t += 1u;
-  return inv > 0.0f ? __uint_as_float(t) : __uint_as_float(0x7fc00000u);
 }
 
 // One thread's E elements of one row (thread h of TPR), from its chunks in shared memory; codes and side
@@ -270,12 +195,12 @@ __device__ __forceinline__ void quantize_part(const uint4 *__restrict__ mine, co
       acc += t >> (23 - 3 * j);
       neg = j == 7 ? __float_as_uint(yv) >> 31 : __funnelshift_l(__float_as_uint(yv), neg, 1);
       if (V) {
-        const float mag = *reinterpret_cast<const float *>(reinterpret_cast<const char *>(tab.level) + (t >> 21));
+        const float mag = *reinterpret_cast<const float *>(reinterpret_cast<const char *>(tab.code.level) + (t >> 21));
         const float d = __fsub_rn(a, mag);  // = |u - level|, as on the CPU
         r[j & 3] = __fmaf_rn(d, d, r[j & 3]);
       }
     }
-    g[k] = (acc * 0xefdfbf7fu + 0x924924u) ^ tab.spread7[neg];  // 0xefdfbf7f * 127 = 1 (mod 2^32)
+    g[k] = (acc * 0xefdfbf7fu + 0x924924u) ^ tab.code.spread7[neg];  // 0xefdfbf7f * 127 = 1 (mod 2^32)
   }
   // 24-bit groups into words: 4 groups make 3 words
   constexpr int NW = 3 * EC / 4;

@@ -36,6 +36,20 @@ __global__ void close_kernel(const float *got, const float *want, const float *m
   }
 }
 
+// One thread per group of 8 codes (3 bytes of both): group g holds elements 8g .. 8g + 7, which is row * d + i
+// for d a multiple of 8, since rows are whole groups.
+__global__ void codes3_kernel(const uint8_t *got, const uint8_t *want, size_t groups, km_diff *far, km_diff *near) {
+  for (size_t g = blockIdx.x * (size_t)kThreads + threadIdx.x; g < groups; g += (size_t)gridDim.x * kThreads) {
+    const uint8_t *gg = got + 3 * g, *wg = want + 3 * g;
+    if (gg[0] == wg[0] && gg[1] == wg[1] && gg[2] == wg[2]) continue;
+    for (int j = 0; j < 8; ++j) {
+      const uint32_t c = km_verify_code3(gg, j), w = km_verify_code3(wg, j);
+      const int dist = km_verify_code3_distance(c, w);
+      if (dist) km_diff_record(dist == 1 ? near : far, 8 * g + j, c, w);
+    }
+  }
+}
+
 bool aligned(const void *p, int bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
 
 }  // namespace
@@ -57,5 +71,15 @@ extern "C" cudaError_t km_verify_compare_close(const float *got, const float *wa
   if (!diff) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   close_kernel<<<blocks_for(n), kThreads, 0, stream>>>(got, want, mag, n, rel_tol, diff);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t km_verify_compare_codes3(const uint8_t *got, const uint8_t *want, size_t rows, int d,
+                                                km_diff *far, km_diff *near, cudaStream_t stream) {
+  if (d <= 0 || d % 8) return cudaErrorInvalidValue;
+  if (rows == 0) return cudaSuccess;
+  if (!got || !want || !far || !near) return cudaErrorInvalidValue;
+  const size_t groups = rows * (size_t)(d / 8);
+  codes3_kernel<<<blocks_for(groups), kThreads, 0, stream>>>(got, want, groups, far, near);
   return cudaGetLastError();
 }

@@ -57,6 +57,28 @@ cudaError_t km_verify_compare(const void *got, const void *want, size_t n, int e
 cudaError_t km_verify_compare_close(const float *got, const float *want, const float *mag, size_t n, float rel_tol,
                                     km_diff *diff, cudaStream_t stream);
 
+/* Code i of a row of 3-bit codes packed in element order, 3 bits each, LSB first (8 codes per 3 bytes, as
+ * the uniform and TurboQuant 3-bit formats store them). */
+KM_VERIFY_HD uint32_t km_verify_code3(const uint8_t *row, int i) {
+  const uint8_t *g = row + 3 * (i / 8);
+  const uint32_t v = (uint32_t)g[0] | (uint32_t)g[1] << 8 | (uint32_t)g[2] << 16;
+  return (v >> (3 * (i % 8))) & 7u;
+}
+
+/* The code rule for quantizers whose sums round differently from the reference (codes in level order, so
+ * neighbours differ by 1): 0 equal, 1 the adjacent code, 2 anything else. */
+KM_VERIFY_HD int km_verify_code3_distance(uint32_t got, uint32_t want) {
+  if (got == want) return 0;
+  return (got == want + 1 || want == got + 1) ? 1 : 2;
+}
+
+/* Compare every code of `rows` packed rows of d 3-bit codes (d a multiple of 8; 3d/8 bytes a row) by
+ * km_verify_code3_distance: adjacent codes are added to *near, the others that differ to *far (device
+ * memory, both zeroed by the caller), each by element index row * d + i with the code values as got and
+ * want. cudaErrorInvalidValue for d not a positive multiple of 8, or a null pointer when rows > 0. */
+cudaError_t km_verify_compare_codes3(const uint8_t *got, const uint8_t *want, size_t rows, int d, km_diff *far,
+                                     km_diff *near, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

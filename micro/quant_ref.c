@@ -225,6 +225,36 @@ void km_ref_tq3_dequantize_row(const uint8_t *codes, uint16_t norm_h, int d, uin
   }
 }
 
+void km_ref_tq3_exact_u(const uint16_t *x, int d, double *u) {
+  if (d <= 0 || d > TQ_MAX_D || d % 8) return;
+  double s2 = 0.0;
+  for (int i = 0; i < d; ++i) {
+    const double v = km_ref_bf16_to_f32(x[i]);
+    s2 += v * v; /* squares of bf16 values are exact, and so is their sum for realistic ranges */
+    u[i] = km_ref_tq_negative(i) ? -v : v;
+  }
+  for (int h = 1; h < d; h *= 2) /* the FWHT of km_ref_fwht, in double */
+    for (int i = 0; i < d; i += 2 * h)
+      for (int j = i; j < i + h; ++j) {
+        const double a = u[j], b = u[j + h];
+        u[j] = a + b;
+        u[j + h] = a - b;
+      }
+  const double norm = sqrt(s2);
+  const int ok = norm > 0.0 && isfinite(norm);
+  for (int i = 0; i < d; ++i) u[i] = ok ? u[i] / norm : 0.0;
+}
+
+int km_ref_tq3_code_near(int got, int want, double u, double rel) {
+  if (got == want) return 1;
+  if (got - want != 1 && want - got != 1) return 0;
+  const int lo = got < want ? got : want; /* the boundary between codes lo and lo + 1, on u's own side */
+  static const double bound[7] = {-KM_TQ_B3, -KM_TQ_B2, -KM_TQ_B1, 0.0, KM_TQ_B1, KM_TQ_B2, KM_TQ_B3};
+  if (lo < 0 || lo > 6) return 0;
+  const double b = bound[lo];
+  return fabs(u - b) <= rel * (b == 0.0 ? 1.0 : fabs(b));
+}
+
 /* splitmix64 stream + Box-Muller for the query vectors of the q.k metric. */
 static uint64_t next_u64(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);

@@ -32,6 +32,14 @@ void km_ref_u3_dequantize_row(const uint8_t *rec, int d, uint16_t *out);
 /* side: [0] fp16 norm, [1] (V only) fp16 residual norm. */
 void km_ref_tq3_quantize_row(const uint16_t *x, int d, int is_v, uint8_t *codes, uint16_t *side);
 void km_ref_tq3_dequantize_row(const uint8_t *codes, uint16_t norm_h, int d, uint16_t *out);
+/* The rotated, normalised row without rounding, for quantizers that are not bit for bit (their sums round
+ * differently): u[i] = (H S x)[i] / |x| in double (the rotation's sums of +-bf16 values are exact there),
+ * 0 for a zero or non-finite norm. */
+void km_ref_tq3_exact_u(const uint16_t *x, int d, double *u);
+/* 1 when code `got` is acceptable for `want` at the exact rotated value u: equal, or adjacent (they differ
+ * by 1) with u within rel of the boundary between them (between codes 3 and 4 the boundary 0: |u| <= rel;
+ * the others +-B1..B3, negative below code 3: |u - B| <= rel * |B|). */
+int km_ref_tq3_code_near(int got, int want, double u, double rel);
 
 typedef struct km_ref_accuracy {
   double rel_mse;    /* sum (x - x_hat)^2 / sum x^2 */

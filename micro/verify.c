@@ -2,6 +2,7 @@
  * of the device comparison, and km_check, which sums a case's device and CPU checks into one outcome. */
 #include "verify.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,20 +68,39 @@ static uint32_t host_elem(const unsigned char *p, size_t i, int elem_bytes) {
   return v;
 }
 
+/* The host side of km_diff_record (kernels/verify_diff.cuh), in index order. */
+static void host_record(km_diff *diff, size_t i, uint32_t g, uint32_t w) {
+  if (diff->count < KM_DIFF_KEPT) {
+    diff->index[diff->count] = i;
+    diff->got[diff->count] = g;
+    diff->want[diff->count] = w;
+  }
+  diff->count++;
+}
+
 size_t km_verify_host_compare(const void *got, const void *want, size_t n, int elem_bytes, size_t stride, int max_ulp,
                               km_diff *diff) {
   memset(diff, 0, sizeof *diff);
   for (size_t i = 0; i < n; i++) {
     const uint32_t g = host_elem(got, i * stride, elem_bytes), w = host_elem(want, i * stride, elem_bytes);
-    if (!km_verify_differs(g, w, elem_bytes, max_ulp)) continue;
-    if (diff->count < KM_DIFF_KEPT) {
-      diff->index[diff->count] = i;
-      diff->got[diff->count] = g;
-      diff->want[diff->count] = w;
-    }
-    diff->count++;
+    if (km_verify_differs(g, w, elem_bytes, max_ulp)) host_record(diff, i, g, w);
   }
   return (size_t)diff->count;
+}
+
+size_t km_verify_host_compare_codes3(const uint8_t *got, const uint8_t *want, size_t rows, int d, km_diff *far,
+                                     km_diff *near) {
+  memset(far, 0, sizeof *far);
+  memset(near, 0, sizeof *near);
+  if (d <= 0 || d % 8) return SIZE_MAX;
+  const size_t row_bytes = (size_t)d / 8 * 3;
+  for (size_t r = 0; r < rows; r++)
+    for (int i = 0; i < d; i++) {
+      const uint32_t g = km_verify_code3(got + r * row_bytes, i), w = km_verify_code3(want + r * row_bytes, i);
+      const int dist = km_verify_code3_distance(g, w);
+      if (dist) host_record(dist == 1 ? near : far, r * (size_t)d + (size_t)i, g, w);
+    }
+  return (size_t)far->count;
 }
 
 /* ---- km_check */
@@ -143,6 +163,33 @@ void km_check_device(km_check *c, const char *what, const void *got, const void 
   if (km_check_begin(c, what) != 0 || inject_fault(c, got, n, elem_bytes, stride) != 0) return;
   km_check_end(c, what, n,
                 km_verify_compare(got, want, n, elem_bytes, stride, max_ulp, c->diff, km_bench_stream(c->b)));
+}
+
+void km_check_device_codes3(km_check *c, const char *what, const uint8_t *got, const uint8_t *want, size_t rows,
+                            int d, size_t max_near) {
+  const size_t n = rows * (size_t)(d > 0 ? d : 0);
+  cudaStream_t s = km_bench_stream(c->b);
+  km_diff *dev = km_bench_device_alloc(c->b, 2 * sizeof *dev); /* far, near */
+  km_diff h[2];
+  if (!dev || !km_bench_ok(c->b) || inject_fault(c, got, n / 8 * 3, 1, 1) != 0) return;
+  cudaError_t e = cudaMemsetAsync(dev, 0, 2 * sizeof *dev, s);
+  if (e == cudaSuccess) e = km_verify_compare_codes3(got, want, rows, d, dev, dev + 1, s);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(h, dev, sizeof h, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) {
+    km_bench_fail(c->b, "device check of %s failed: %s", what, cudaGetErrorString(e));
+    return;
+  }
+  const int near_bad = h[1].count > max_near;
+  if (h[0].count || near_bad) /* first, so that it is shown whatever follows */
+    km_bench_mismatch(c->b, "%s: %llu more than one level off, %llu adjacent (%zu allowed)", what, h[0].count,
+                      h[1].count, max_near);
+  report(c, what, &h[0], n);
+  if (near_bad) {
+    char name[96];
+    snprintf(name, sizeof name, "%s (adjacent)", what);
+    report(c, name, &h[1], 0);
+  }
 }
 
 void km_check_device_close(km_check *c, const char *what, const float *got, const float *want, const float *mag,

@@ -31,6 +31,10 @@ void *km_verify_to_host(km_bench *b, const void *dev, size_t bytes);
  * index order. Returns diff->count. */
 size_t km_verify_host_compare(const void *got, const void *want, size_t n, int elem_bytes, size_t stride, int max_ulp,
                               km_diff *diff);
+/* The CPU twin of km_verify_compare_codes3 (host pointers): fills *far and *near, kept in index order.
+ * Returns far->count; SIZE_MAX (nothing compared) for d not a positive multiple of 8. */
+size_t km_verify_host_compare_codes3(const uint8_t *got, const uint8_t *want, size_t rows, int d, km_diff *far,
+                                     km_diff *near);
 
 /* One case's verification: every check adds its mismatches and the elements it covered; km_check_done
  * turns the sums into the case's outcome. A CUDA error fails the case (km_bench_ok turns false). */
@@ -43,11 +47,17 @@ typedef struct km_check {
 
 int km_check_init(km_check *c, km_bench *b); /* 0, or -1 when the scratch could not be had */
 /* Device comparisons of device buffers (kernels/verify_compare.h), reported under `what`.
- * Test hook: with the environment variable KM_VERIFY_FAULT set, the first km_check_device of each check
- * (each case) flips a high bit of the last element of `got` on the device before comparing, so that the
+ * Test hook: with the environment variable KM_VERIFY_FAULT set, the first km_check_device (or
+ * km_check_device_codes3) of each check (each case) flips a high bit of the last element of `got` on the device before comparing, so that the
  * GPU tests (tests/gpu_*_verify.c) can show a family's whole-output check failing on one wrong element. */
 void km_check_device(km_check *c, const char *what, const void *got, const void *want, size_t n, int elem_bytes,
                      size_t stride, int max_ulp);
+/* 3-bit codes of `rows` packed rows of d (km_verify_compare_codes3) from a quantizer whose sums round
+ * differently from the reference's: every code more than one level off is a mismatch, and the adjacent
+ * ones are all mismatches too when there are more than max_near of them; a line gives both counts.
+ * Faulted by KM_VERIFY_FAULT as km_check_device is, when it is the check's first device comparison. */
+void km_check_device_codes3(km_check *c, const char *what, const uint8_t *got, const uint8_t *want, size_t rows,
+                            int d, size_t max_near);
 void km_check_device_close(km_check *c, const char *what, const float *got, const float *want, const float *mag,
                            size_t n, float rel_tol);
 /* The same comparison of host buffers (a CPU slice against the CPU reference). */

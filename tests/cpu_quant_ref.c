@@ -1,6 +1,7 @@
 /* CPU tests of the quant/ reference (micro/quant_ref.c): fp8 encoder on known bit patterns (saturation,
  * subnormals, ties to even) and against a brute-force nearest search, fp16/bf16 encoders, FWHT
- * orthogonality, 3-bit packing, the embedded Lloyd-Max codebook, and end-to-end accuracy figures. */
+ * orthogonality, 3-bit packing, the embedded Lloyd-Max codebook, end-to-end accuracy figures, and the exact
+ * rotated value and boundary rule that hold a TurboQuant quantizer which is not bit for bit. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -238,8 +239,128 @@ static void test_tq3_tables(void) {
   }
 }
 
+/* The code of an exact rotated value by the reference's rule (its float boundaries). */
+static int code_of(double u) {
+  const double a = fabs(u);
+  const int idx = (a >= KM_TQ_B1) + (a >= KM_TQ_B2) + (a >= KM_TQ_B3);
+  return signbit(u) ? 3 - idx : 4 + idx;
+}
+
+/* Distance of |u| to the nearest code boundary (0, B1, B2, B3). */
+static double boundary_gap(double u) {
+  const double a = fabs(u);
+  return fmin(fmin(a, fabs(a - KM_TQ_B1)), fmin(fabs(a - KM_TQ_B2), fabs(a - KM_TQ_B3)));
+}
+
+/* The exact rotated row agrees with the reference's float one: its codes are the reference's except within
+ * 1e-5 of a boundary, and it keeps the length (sum u^2 = d: H is sqrt(d) times orthogonal). */
+static void test_tq3_exact_u_random(void) {
+  enum { N = 512 };
+  static uint16_t x[ROWS * 256];
+  uint8_t packed[96], ref[256];
+  uint16_t side[2];
+  double u[256];
+  for (int d = 64; d <= 256; d *= 2)
+    for (int pass = 0; pass < 2; ++pass) {
+      make_rows(x, d, pass == 0, 29 + d + pass);
+      int differ = 0, far = 0, len_bad = 0;
+      for (int r = 0; r < N; ++r) {
+        km_ref_tq3_quantize_row(x + r * d, d, pass, packed, side);
+        km_ref_unpack3(packed, d, ref);
+        km_ref_tq3_exact_u(x + r * d, d, u);
+        double len = 0;
+        for (int i = 0; i < d; ++i) {
+          len += u[i] * u[i];
+          if (code_of(u[i]) == ref[i]) continue;
+          differ++;
+          if (boundary_gap(u[i]) > 1e-5 && far++ < 5)
+            fprintf(stderr, "d%d row %d [%d]: exact u %.9g gives code %d, reference %d\n", d, r, i, u[i],
+                    code_of(u[i]), ref[i]);
+        }
+        if (fabs(len - d) > 1e-9 * d) len_bad++;
+        /* the norm: the reference's fp16 norm is the exact one rounded (within an fp16 unit) */
+        double s2 = 0;
+        for (int i = 0; i < d; ++i) s2 += (double)km_ref_bf16_to_f32(x[r * d + i]) * km_ref_bf16_to_f32(x[r * d + i]);
+        const double nh = km_ref_f16_to_f32(side[0]);
+        if (fabs(nh - sqrt(s2)) > sqrt(s2) * 0x1p-10) len_bad++;
+      }
+      EXPECT(far == 0, "d%d %s: %d codes of the exact u differ from the reference away from a boundary", d,
+             pass ? "V" : "K", far);
+      EXPECT(len_bad == 0, "d%d %s: %d rows where sum u^2 != d or the fp16 norm is off", d, pass ? "V" : "K",
+             len_bad);
+      EXPECT(differ <= N * d / 10000, "d%d %s: %d codes differ (boundary cases should be rare)", d, pass ? "V" : "K",
+             differ);
+    }
+}
+
+/* Rows whose rotation is known: x = c S 1 (x_i = +-c by the sign flip) rotates to c d e_0, so u = sqrt(d) e_0;
+ * x = e_j rotates to s_j times column j of H, norm 1; and a zero row is all 0 (not NaN). */
+static void test_tq3_exact_u_known(void) {
+  uint16_t x[256];
+  double u[256];
+  uint8_t packed[96], ref[256];
+  uint16_t side[2];
+  for (int d = 64; d <= 256; d *= 2) {
+    for (int i = 0; i < d; ++i) x[i] = km_ref_f32_to_bf16(km_ref_tq_negative(i) ? -3.0f : 3.0f);
+    km_ref_tq3_exact_u(x, d, u);
+    EXPECT(fabs(u[0] - sqrt((double)d)) <= 1e-14 * d, "d%d: x = 3 S 1 gives u[0] = %.17g, want sqrt(d)", d, u[0]);
+    int bad = 0;
+    for (int i = 1; i < d; ++i) bad += u[i] != 0.0;
+    EXPECT(bad == 0, "d%d: x = 3 S 1: %d of u[1..] not 0", d, bad);
+    km_ref_tq3_quantize_row(x, d, 0, packed, side);
+    km_ref_unpack3(packed, d, ref);
+    EXPECT(ref[0] == 7 && ref[1] == 4 && ref[d - 1] == 4, "d%d: x = 3 S 1 codes %d %d .. %d", d, ref[0], ref[1],
+           ref[d - 1]);
+
+    const int j = 5;
+    for (int i = 0; i < d; ++i) x[i] = 0;
+    x[j] = km_ref_f32_to_bf16(-0.5f);
+    km_ref_tq3_exact_u(x, d, u);
+    bad = 0;
+    for (int k = 0; k < d; ++k) {
+      const double h = (__builtin_popcount((unsigned)(j & k)) & 1) ? -1.0 : 1.0; /* H[j][k] */
+      bad += u[k] != (km_ref_tq_negative(j) ? h : -h);
+    }
+    EXPECT(bad == 0, "d%d: x = -e_%d: %d elements of u are not +-1 by column %d of H", d, j, bad, j);
+
+    for (int i = 0; i < d; ++i) {
+      x[i] = (i & 1) ? 0x8000 : 0; /* +0 and -0 */
+      u[i] = NAN;
+    }
+    km_ref_tq3_exact_u(x, d, u);
+    bad = 0;
+    for (int i = 0; i < d; ++i) bad += u[i] != 0.0;
+    EXPECT(bad == 0, "d%d: zero row: %d elements of u not 0", d, bad);
+  }
+}
+
+static void test_tq3_code_near(void) {
+  const double rel = 1.0 / 65536, b1 = KM_TQ_B1, b2 = KM_TQ_B2, b3 = KM_TQ_B3;
+  struct { int got, want; double u; int ok; } cases[] = {
+      {5, 5, 0.7, 1}, {0, 0, -3.0, 1},                                /* equal: any u */
+      {5, 4, b1 * (1 + 0.5 * rel), 1}, {4, 5, b1 * (1 - 0.5 * rel), 1}, /* adjacent at their boundary */
+      {5, 4, b1, 1}, {6, 5, b2 * (1 + 0.9 * rel), 1}, {7, 6, b3 * (1 - 0.9 * rel), 1},
+      {2, 3, -b1 * (1 + 0.5 * rel), 1}, {1, 2, -b2, 1}, {0, 1, -b3 * (1 - 0.5 * rel), 1},
+      {5, 4, b1 * (1 + 2 * rel), 0}, {4, 5, b1 * (1 - 2 * rel), 0},   /* adjacent, just outside */
+      {5, 4, 0.7, 0}, {7, 6, 2.5, 0}, {1, 0, -b3 * (1 + 2 * rel), 0}, /* adjacent, far from it */
+      {5, 4, -b1, 0}, {2, 3, b1, 0}, {6, 7, -b3, 0},                  /* the boundary of the other sign */
+      {6, 4, b1, 0}, {4, 6, b2, 0}, {7, 0, 0.0, 0}, {0, 7, 0.0, 0}, {2, 5, 0.0, 0}, /* not adjacent */
+      {4, 3, 0.0, 1}, {3, 4, 0.5 * rel, 1}, {4, 3, -0.9 * rel, 1}, {3, 4, -0.0, 1}, /* 3 | 4 at 0 */
+      {3, 4, 2 * rel, 0}, {4, 3, -1e-3, 0}, {3, 4, b1, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const int got = km_ref_tq3_code_near(cases[i].got, cases[i].want, cases[i].u, rel);
+    EXPECT(got == cases[i].ok, "code_near(got %d, want %d, u %.12g) = %d, want %d", cases[i].got, cases[i].want,
+           cases[i].u, got, cases[i].ok);
+  }
+  EXPECT(km_ref_tq3_code_near(5, 4, 0.7, 1.0), "a wide tolerance takes in u = 0.7 at B1");
+}
+
 int main(void) {
   test_tq3_tables();
+  test_tq3_exact_u_random();
+  test_tq3_exact_u_known();
+  test_tq3_code_near();
   test_fp8_known();
   test_fp8_brute();
   test_f16_bf16();
