@@ -124,9 +124,10 @@ __device__ __forceinline__ float exact_s2(const char *row) {
   return part[0];
 }
 
-struct Shared {
-  CodeTables code;
+struct __align__(16) Shared {
   uint32_t xchg[kWarps][16 * XPITCH];  // per warp: row r's word from lane c to lane p at r * XPITCH + 4 p + c
+                                       // (first: its rows are read as 16-byte vectors)
+  CodeTables code;
 };
 
 // V: the residual needs u = y / norm; K folds 1 / norm into the thresholds (the rows kernels' v5).
