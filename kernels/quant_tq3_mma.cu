@@ -14,6 +14,7 @@
 // shared memory instead. Why this layout and what it costs per element: reports/quant-notes.md.
 #include "quant_tq3_mma.h"
 #include "tq3_codes.cuh"
+#include "tq3_mma_layout.h"
 #include "tq3_sign.h"
 
 #include <cuda_fp16.h>
@@ -86,11 +87,10 @@ __device__ __forceinline__ uint32_t pm1(bool neg0, bool neg1) {
   return (neg0 ? 0xBF80u : 0x3F80u) | ((neg1 ? 0xBF80u : 0x3F80u) << 16);
 }
 
-// B_j for lane (g, c), n-half h: column n = 8h + g of the mma holds element e = 4 (g >> 1) + 2h + (g & 1) of the
-// group (so that C's columns 2c, 2c + 1 of both halves are elements 4c .. 4c + 3), entry k = sign(16 j + k) x
-// H16[k][e]; the fragment's k rows are 2c, 2c + 1 (b0) and 2c + 8, 2c + 9 (b1).
+// B_j for lane (g, c), n-half h: the fragment's column g holds element e of the group (tq3_mma_layout.h), entry
+// k = sign(16 j + k) x H16[k][e]; its k rows are 2c, 2c + 1 (b0) and 2c + 8, 2c + 9 (b1).
 __device__ __forceinline__ void rotation_operand(int j, int h, int g, int c, uint32_t &b0, uint32_t &b1) {
-  const int e = 4 * (g >> 1) + 2 * h + (g & 1);
+  const int e = km_tq3_mma_column_element(h, g);
   bool n[4];
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kThreads, CTAS)
     }
     // row r's sum of squares sits at lane (r & 7) * 4 + ((r & 7) >> 1): G_lo's or G_hi's diagonal
     const float dl = (g & 1) ? glo[1] : glo[0], dh = (g & 1) ? ghi[3] : ghi[2];
-    const int from = 4 * (rr & 7) + ((rr & 7) >> 1);
+    const int from = km_tq3_mma_gram_lane(rr);
     const float vl = __shfl_sync(kFull, dl, from), vh = __shfl_sync(kFull, dh, from);
     float s2 = rr < 8 ? vl : vh;
     const bool tiny_or_inf = !(s2 >= 8.07793567e-28f && s2 <= 3.40282347e38f);  // 2^-90, FLT_MAX
@@ -266,9 +266,8 @@ __global__ void __launch_bounds__(kThreads, CTAS)
     for (int rh = 0; rh < 2; ++rh) {
       const int r = g + 8 * rh;
       const uint4 q = *reinterpret_cast<const uint4 *>(xw + r * XPITCH + 4 * c);
-      const uint32_t w0 = (q.x & 0xfffu) | (q.y & 0xfffu) << 12 | q.z << 24;
-      const uint32_t w1 = (q.z & 0xfffu) >> 8 | (q.w & 0xfffu) << 4 | (q.x >> 12) << 16 | q.y >> 12 << 28;
-      const uint32_t w2 = q.y >> 16 | (q.z >> 12) << 8 | (q.w >> 12) << 20;
+      uint32_t w0, w1, w2;
+      km_tq3_mma_assemble(q.x, q.y, q.z, q.w, &w0, &w1, &w2);
       if (row0 + r < rows) {
         uint32_t *o = reinterpret_cast<uint32_t *>(codes + (row0 + r) * CODE_BYTES + 12 * c);
         __stcs(o, w0);
