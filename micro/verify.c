@@ -180,6 +180,7 @@ void km_check_device_codes3(km_check *c, const char *what, const uint8_t *got, c
     km_bench_fail(c->b, "device check of %s failed: %s", what, cudaGetErrorString(e));
     return;
   }
+  km_bench_counter(c->b, "codes_adjacent", (double)h[1].count); /* the row says how many, pass or fail */
   const int near_bad = h[1].count > max_near;
   if (h[0].count || near_bad) /* first, so that it is shown whatever follows */
     km_bench_mismatch(c->b, "%s: %llu more than one level off, %llu adjacent (%zu allowed)", what, h[0].count,

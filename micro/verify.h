@@ -54,7 +54,8 @@ void km_check_device(km_check *c, const char *what, const void *got, const void 
                      size_t stride, int max_ulp);
 /* 3-bit codes of `rows` packed rows of d (km_verify_compare_codes3) from a quantizer whose sums round
  * differently from the reference's: every code more than one level off is a mismatch, and the adjacent
- * ones are all mismatches too when there are more than max_near of them; a line gives both counts.
+ * ones are all mismatches too when there are more than max_near of them; a line gives both counts, and the
+ * row's counter codes_adjacent the adjacent ones.
  * Faulted by KM_VERIFY_FAULT as km_check_device is, when it is the check's first device comparison. */
 void km_check_device_codes3(km_check *c, const char *what, const uint8_t *got, const uint8_t *want, size_t rows,
                             int d, size_t max_near);
