@@ -168,7 +168,9 @@ if has sanitize; then
 fi
 if has profile; then
   # Nsight Compute over the kernels of the cases KM_PROFILE_FILTER selects, KM_PROFILE_KERNELS (regex,
-  # default: every kernel) at most KM_PROFILE_COUNT launches; clocks left alone. KM_PROFILE_ARGS: micro's
+  # default: every kernel, so with a small KM_PROFILE_COUNT the case's input fill and poison kernels, which
+  # run first, are what gets profiled: name the kernel) at most KM_PROFILE_COUNT launches; clocks left
+  # alone. KM_PROFILE_ARGS: micro's
   # flags (default --smoke: each case verified, then launched once, on working sets cut to 16 MiB; "--quick"
   # or "" profiles the case at its own size). The report's text goes to profile.txt.
   ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
