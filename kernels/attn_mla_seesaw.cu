@@ -206,10 +206,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
   const int pairs = (x.n + 1) / 2;
   const float s_log2 = p.scale_log2;
   float o[2][64];
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[h][i] = 0.f;
+  zero_o(o);
   float ls0 = 0.f, ls1 = 0.f;
   float s[32];
   uint32_t pa[4][4];

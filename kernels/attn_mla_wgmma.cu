@@ -125,10 +125,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   const float tscale = FP8 ? __ldg(p.scale) : 1.f;
   const float s_log2 = p.scale_log2 * tscale;
   float o[2][64];
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[h][i] = 0.f;
+  zero_o(o);
   float lsum0 = 0.f, lsum1 = 0.f;
 
   int par = 0;

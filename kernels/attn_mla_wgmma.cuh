@@ -29,6 +29,13 @@ __device__ __forceinline__ uint64_t desc(uint32_t start, uint32_t lbo, uint32_t 
   return (uint64_t)((start & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
          ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
+// This thread's part of a warpgroup's half of O (two m64n256 accumulators' halves), zeroed before the first tile.
+__device__ __forceinline__ void zero_o(float (&o)[2][64]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int i = 0; i < 64; ++i) o[h][i] = 0.f;
+}
 // Row `half` (0: r0, 1: r1) of this thread's part of a warpgroup's half of O (the m64n256 accumulator split
 // in two: output dims 256 wg + 128 h + 8 j + 2c and + 1 at o[h][4j + 2 half] and + 1), times f: bf16 to the
 // output (a sequence in one chunk) or fp32 to the chunk's partial; slot is the (sequence or chunk, head) row.
