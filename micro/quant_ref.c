@@ -255,6 +255,32 @@ int km_ref_tq3_code_near(int got, int want, double u, double rel) {
   return fabs(u - b) <= rel * (b == 0.0 ? 1.0 : fabs(b));
 }
 
+size_t km_ref_tq3_codes_outside(const uint16_t *x, const uint8_t *got, const uint8_t *want, size_t rows, int d,
+                                double rel, size_t *near, km_ref_tq3_bad_fn bad, void *arg) {
+  if (near) *near = 0;
+  if (d < 8 || d > TQ_MAX_D || d % 8) return rows * (size_t)(d > 0 ? d : 0);
+  const size_t pq = (size_t)d / 8 * 3;
+  uint8_t gc[TQ_MAX_D], wc[TQ_MAX_D];
+  double u[TQ_MAX_D];
+  size_t out = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    if (memcmp(got + r * pq, want + r * pq, pq) == 0) continue;
+    km_ref_unpack3(got + r * pq, d, gc);
+    km_ref_unpack3(want + r * pq, d, wc);
+    km_ref_tq3_exact_u(x + r * (size_t)d, d, u);
+    for (int i = 0; i < d; ++i) {
+      if (gc[i] == wc[i]) continue;
+      if (km_ref_tq3_code_near(gc[i], wc[i], u[i], rel)) {
+        if (near) ++*near;
+        continue;
+      }
+      out++;
+      if (bad) bad(arg, r, i, gc[i], wc[i], u[i]);
+    }
+  }
+  return out;
+}
+
 /* splitmix64 stream + Box-Muller for the query vectors of the q.k metric. */
 static uint64_t next_u64(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);

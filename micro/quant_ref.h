@@ -40,6 +40,13 @@ void km_ref_tq3_exact_u(const uint16_t *x, int d, double *u);
  * by 1) with u within rel of the boundary between them (between codes 3 and 4 the boundary 0: |u| <= rel;
  * the others +-B1..B3, negative below code 3: |u - B| <= rel * |B|). */
 int km_ref_tq3_code_near(int got, int want, double u, double rel);
+/* The rule over `rows` rows of packed codes (3d/8 bytes each) from the inputs x: returns the codes that break
+ * km_ref_tq3_code_near(got, want, exact u, rel), each passed to `bad` (when not NULL) with its row, index, codes
+ * and exact value; *near (when not NULL) counts the adjacent codes the rule allows. Every code breaks it for d
+ * outside 8..256 or not a multiple of 8. */
+typedef void (*km_ref_tq3_bad_fn)(void *arg, size_t row, int i, int got, int want, double u);
+size_t km_ref_tq3_codes_outside(const uint16_t *x, const uint8_t *got, const uint8_t *want, size_t rows, int d,
+                                double rel, size_t *near, km_ref_tq3_bad_fn bad, void *arg);
 
 typedef struct km_ref_accuracy {
   double rel_mse;    /* sum (x - x_hat)^2 / sum x^2 */

@@ -135,26 +135,26 @@ static int tq3_tolerant(const km_q_params *p) { return p->fmt == KM_Q_TQ3 && !km
 static size_t tq3_max_near(size_t codes) { return codes / 100000 > 8 ? codes / 100000 : 8; }
 
 /* ... and on the CPU: a code that differs must be the adjacent one, with the exact rotated value within
- * TQ3_NEAR_REL (relative) of the boundary between the two. Returns the codes that are not, naming them. */
+ * TQ3_NEAR_REL (relative) of the boundary between the two (km_ref_tq3_codes_outside). Returns the codes that
+ * are not, naming them by their element of the tensor. */
 #define TQ3_NEAR_REL (1.0 / 65536.0)
+typedef struct tq3_slice_ctx {
+  km_bench *b;
+  const q_slice *sl;
+  int d;
+} tq3_slice_ctx;
+
+static void tq3_slice_mismatch(void *arg, size_t row, int i, int got, int want, double u) {
+  const tq3_slice_ctx *t = arg;
+  km_bench_mismatch(t->b, "CPU slice code[%zu]: got %d, want %d (exact rotated value %.9g)",
+                    t->sl->row_of[row] * (size_t)t->d + (size_t)i, got, want, u);
+}
+
 static size_t check_tq3_slice_codes(km_bench *b, const q_slice *sl, const uint16_t *x, const uint8_t *got_q,
                                     const uint8_t *ref_q, int d) {
-  const size_t pq = (size_t)d / 8 * 3;
-  size_t bad = 0;
-  double u[256]; /* the largest head_dim */
-  if (d > 256) return (sl->head + sl->tail) * (size_t)d;
-  for (size_t r = 0; r < sl->head + sl->tail; ++r) {
-    if (memcmp(got_q + r * pq, ref_q + r * pq, pq) == 0) continue;
-    km_ref_tq3_exact_u(x + r * d, d, u);
-    for (int i = 0; i < d; ++i) {
-      const int g = (int)km_verify_code3(got_q + r * pq, i), w = (int)km_verify_code3(ref_q + r * pq, i);
-      if (km_ref_tq3_code_near(g, w, u[i], TQ3_NEAR_REL)) continue;
-      bad++;
-      km_bench_mismatch(b, "CPU slice code[%zu]: got %d, want %d (exact rotated value %.9g)",
-                        sl->row_of[r] * (size_t)d + (size_t)i, g, w, u[i]);
-    }
-  }
-  return bad;
+  tq3_slice_ctx t = {b, sl, d};
+  return km_ref_tq3_codes_outside(x, got_q, ref_q, sl->head + sl->tail, d, TQ3_NEAR_REL, NULL, tq3_slice_mismatch,
+                                  &t);
 }
 
 #define TOL_CODES "codes and side data bitwise (V residual norm +-1 fp16 ulp)"

@@ -356,11 +356,56 @@ static void test_tq3_code_near(void) {
   EXPECT(km_ref_tq3_code_near(5, 4, 0.7, 1.0), "a wide tolerance takes in u = 0.7 at B1");
 }
 
+/* km_ref_tq3_codes_outside over reference codes with three codes changed: row 1 element 5 to an adjacent code
+ * (far from its boundary for rel 2^-16, inside it for rel 1), row 2 element 9 by two levels (outside either
+ * way); the rows and indices reach the callback; a head_dim it cannot check makes every code break the rule. */
+typedef struct outside_seen {
+  int n;
+  size_t row[4];
+  int i[4];
+} outside_seen;
+
+static void note_outside(void *arg, size_t row, int i, int got, int want, double u) {
+  outside_seen *o = arg;
+  (void)got, (void)want, (void)u;
+  if (o->n < 4) o->row[o->n] = row, o->i[o->n] = i;
+  o->n++;
+}
+
+static void test_tq3_codes_outside(void) {
+  enum { R = 4, D = 128, PQ = 3 * D / 8 };
+  static uint16_t x[ROWS * 256];
+  uint8_t want[R * PQ], got[R * PQ], c[D];
+  uint16_t side[2];
+  make_rows(x, D, 1, 77);
+  for (int r = 0; r < R; ++r) km_ref_tq3_quantize_row(x + r * D, D, 0, want + r * PQ, side);
+  memcpy(got, want, sizeof got);
+  km_ref_unpack3(got + PQ, D, c);
+  c[5] = (uint8_t)(c[5] == 7 ? 6 : c[5] + 1);
+  km_ref_pack3(c, D, got + PQ);
+  km_ref_unpack3(got + 2 * PQ, D, c);
+  c[9] = (uint8_t)(c[9] >= 6 ? c[9] - 2 : c[9] + 2);
+  km_ref_pack3(c, D, got + 2 * PQ);
+  size_t near = 99;
+  outside_seen o = {0, {0}, {0}};
+  size_t n = km_ref_tq3_codes_outside(x, got, want, R, D, 1.0 / 65536, &near, note_outside, &o);
+  EXPECT(n == 2 && near == 0 && o.n == 2, "tight rule: %zu outside (want 2), %zu adjacent allowed (want 0)", n, near);
+  EXPECT(o.row[0] == 1 && o.i[0] == 5 && o.row[1] == 2 && o.i[1] == 9, "tight rule names rows %zu, %zu codes %d, %d",
+         o.row[0], o.row[1], o.i[0], o.i[1]);
+  n = km_ref_tq3_codes_outside(x, got, want, R, D, 1.0, &near, NULL, NULL);
+  EXPECT(n == 1 && near == 1, "wide rule: %zu outside (want 1), %zu adjacent allowed (want 1)", n, near);
+  EXPECT(km_ref_tq3_codes_outside(x, want, want, R, D, 1.0 / 65536, &near, NULL, NULL) == 0 && near == 0,
+         "equal codes break nothing");
+  EXPECT(km_ref_tq3_codes_outside(x, want, want, R, 12, 1.0, NULL, NULL, NULL) == R * 12,
+         "a head_dim that is not a multiple of 8 fails every code");
+}
+
 int main(void) {
   test_tq3_tables();
   test_tq3_exact_u_random();
   test_tq3_exact_u_known();
   test_tq3_code_near();
+  test_tq3_codes_outside();
   test_fp8_known();
   test_fp8_brute();
   test_f16_bf16();

@@ -272,36 +272,17 @@ static void test_tq3(const km_quant_plan *plan, size_t tokens, int heads, int d,
   free(x), free(gq), free(wq), free(gs), free(ws), free(go), free(wo);
 }
 
-/* A non-bitwise variant's codes (km_tq3_variant_bitwise 0) against the reference's, row by row: a code may
- * differ only to an adjacent one, and only where the exact rotated value (km_ref_tq3_exact_u) lies within
- * 2^-16 of the boundary between them. Returns the count of codes that break the rule; `near` counts the
- * allowed differences. */
-static size_t tq3_codes_outside_rule(const uint16_t *x, const uint8_t *got, const uint8_t *want, size_t rows, int d,
-                                     size_t *near) {
-  uint8_t gc[256], wc[256];
-  double u[256];
-  size_t bad = 0;
-  *near = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    km_ref_unpack3(got + r * (3 * d / 8), d, gc);
-    km_ref_unpack3(want + r * (3 * d / 8), d, wc);
-    int have_u = 0;
-    for (int i = 0; i < d; ++i) {
-      if (gc[i] == wc[i]) continue;
-      if (!have_u) km_ref_tq3_exact_u(x + r * d, d, u), have_u = 1;
-      if (km_ref_tq3_code_near(gc[i], wc[i], u[i], 1.0 / 65536)) {
-        ++*near;
-      } else if (bad++ < 5) {
-        fprintf(stderr, "  row %zu code %d: got %d want %d (exact u %.9g)\n", r, i, gc[i], wc[i], u[i]);
-      }
-    }
-  }
-  return bad;
+/* A non-bitwise variant's codes (km_tq3_variant_bitwise 0) against the reference's, by
+ * km_ref_tq3_codes_outside: a code may differ only to an adjacent one, and only where the exact rotated value
+ * lies within 2^-16 of the boundary between them. The first few that break the rule are printed. */
+static void print_outside(void *arg, size_t row, int i, int got, int want, double u) {
+  size_t *shown = arg;
+  if ((*shown)++ < 5) fprintf(stderr, "  row %zu code %d: got %d want %d (exact u %.9g)\n", row, i, got, want, u);
 }
 
 /* One TurboQuant quantize kernel (quant_3bit.h's variants) on rows x d against the CPU reference: codes
  * and norms bit for bit, V residual norms within one fp16 unit (a non-bitwise variant: codes by
- * tq3_codes_outside_rule, norms within one fp16 unit and residuals within two), every byte written (outputs
+ * km_ref_tq3_codes_outside, norms within one fp16 unit and residuals within two), every byte written (outputs
  * poisoned first, and poisoned guard bytes after them left alone). A variant that does not take the
  * head_dim must refuse it. */
 static void test_tq3_variant(const km_quant_plan *plan, km_tq3_variant var, size_t tokens, int heads, int d, int is_v,
@@ -345,8 +326,8 @@ static void test_tq3_variant(const km_quant_plan *plan, km_tq3_variant var, size
   if (bitwise) {
     expect_bytes(what, gq, wq, nb + GUARD);
   } else {
-    size_t near = 0;
-    const size_t bad = tq3_codes_outside_rule(x, gq, wq, rows, d, &near);
+    size_t near = 0, shown = 0;
+    const size_t bad = km_ref_tq3_codes_outside(x, gq, wq, rows, d, 1.0 / 65536, &near, print_outside, &shown);
     printf("%s: %zu of %zu codes the adjacent one at a boundary\n", what, near, rows * (size_t)d);
     if (bad) {
       fprintf(stderr, "FAIL %s: %zu codes outside the boundary rule\n", what, bad);
