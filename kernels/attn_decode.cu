@@ -227,6 +227,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
              "scale load per lane for fp8 e4m3 per token-head and TurboQuant): a combination KM_ATTN_VARIANTS lists, head_dim "
              "128, <= 8 query rows per KV head, register pipeline, not e5m2, not paired";
   }
+  if (s->l2_ahead != 0 && s->l2_ahead != 2 && s->l2_ahead != 4) return "l2_ahead must be 0, 2 or 4";
+  if (s->l2_ahead && (!variant_shape || is_variant(*s) || s->pair || s->merge_inflight == 32))
+    return "l2_ahead (tiles prefetched into L2): each format's default kernel only (head_dim 128, <= 8 query rows "
+           "per KV head, register pipeline, not e5m2, no variant, not paired, no merge_inflight 32)";
   if (s->merge_inflight != 0 && s->merge_inflight != 16 && s->merge_inflight != 32)
     return "merge_inflight must be 0, 16 or 32";
   if (s->merge_inflight == 32 && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine))

@@ -100,6 +100,10 @@ typedef struct km_attn_shape {
   int merge_inflight;  /* the CTA merge's last CTA: 0 or 16 CTA partials in flight per thread, 32: all of up to 32
                           at once (one L2 round at b1 x 32K instead of two; bf16, head_dim 128, <= 8 rows,
                           register pipeline, no variant, combine 0) */
+  int l2_ahead;        /* 0, or 2 or 4: the register pipeline also prefetches that many tiles past those in
+                          flight into L2 (K and V rows, per-token scales or norms), so that a tile's loads wait
+                          on L2 rather than HBM; each format's default kernel at head_dim 128 with <= 8 rows
+                          (not e5m2), register pipeline, no variant, not paired, no merge_inflight 32 */
 } km_attn_shape;
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:

@@ -121,6 +121,18 @@ struct Row {
   uint32_t w[BYTES / 4];
 };
 
+// A hint that the 32-byte sector holding p will be read soon: into L2, holding no register and no shared memory
+// while in flight. (The copy engine's bulk prefetch takes one address per warp: 32 lanes' rows would be 32 of
+// them in a loop.)
+__device__ __forceinline__ void l2_prefetch(const void *p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
+// Every sector of `bytes` at p.
+template <int BYTES>
+__device__ __forceinline__ void l2_prefetch_row(const char *p) {
+#pragma unroll
+  for (int o = 0; o < BYTES; o += 32) l2_prefetch(p + o);
+  if constexpr (BYTES % 32 != 0) l2_prefetch(p + BYTES - 1);
+}
+
 template <int BYTES>
 __device__ __forceinline__ void load_row(Row<BYTES> &r, const char *p) {
   if constexpr (BYTES % 16 == 0) {
@@ -423,21 +435,26 @@ struct Item {
   int list_tile;
   long long list_row;
 
+  // Pool row of token 0 of list entry i (the chunk's i-th tile, or the selection's i-th page), and its tile.
+  __device__ __forceinline__ long long pool_row(int i, int &tile) const {
+    tile = sel ? __ldg(sel + i) : i;
+    const int tok = tile * KM_ATTN_TILE;
+    return (long long)__ldg(table + tok / p->block_size) * p->block_size + tok % p->block_size;
+  }
   __device__ __forceinline__ void load_list(int base) {
     const int i = base + lane;
-    if (i < te) {
-      list_tile = sel ? __ldg(sel + i) : i;
-      const int tok = list_tile * KM_ATTN_TILE;
-      list_row = (long long)__ldg(table + tok / p->block_size) * p->block_size + tok % p->block_size;
-    }
+    if (i < te) list_row = pool_row(i, list_tile);
   }
   // Tile i's pool row of token 0 (and its tile index); warp-uniform i, tiles asked for in order.
   __device__ __forceinline__ long long tile_row(int i, int &tile) {
     if (((i - tb) & 31) == 0) load_list(i);  // tiles asked for earlier hold their rows: the old list is done with
     const int src = (i - tb) & 31;
     tile = __shfl_sync(0xffffffffu, list_tile, src);
-    const int lo = __shfl_sync(0xffffffffu, (int)(list_row & 0xffffffff), src);
-    const int hi = __shfl_sync(0xffffffffu, (int)(list_row >> 32), src);
+    return shfl_row(list_row, src);
+  }
+  static __device__ __forceinline__ long long shfl_row(long long row, int src) {
+    const int lo = __shfl_sync(0xffffffffu, (int)(row & 0xffffffff), src);
+    const int hi = __shfl_sync(0xffffffffu, (int)(row >> 32), src);
     return (long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo);
   }
   // Offset of the head's row `row` in the K or V pool.
@@ -462,7 +479,10 @@ __device__ __forceinline__ float shfl_same_c(float x) {
 // norms) lane (g, c) loads the one value g of column c of the tile, i.e. K (g < 4) or V of token
 // 8 (g / 2 % 2) + 2c + g % 2, and the threads take their 4 + 4 from the lanes of their c with shuffles when
 // the tile is computed on (a TurboQuant norm is converted and scaled then, once per lane, not at its load).
-template <typename T, int SL = 0>
+// PD > 0: the PD tiles after those in flight are prefetched into L2 (l2_tile), so that a slot's refill waits
+// on L2 rather than on HBM: the tile's K and V rows of the warp's head, and its per-token scales (fp8 per
+// token-head) or norms (TurboQuant) of every KV head.
+template <typename T, int SL = 0, int PD = 0>
 struct RegSource {
   static_assert(!SL || T::FP8 || T::TQ, "one scale load per lane: fp8 per token-head, TurboQuant's norms");
   static constexpr int N = T::PF;
@@ -476,7 +496,35 @@ struct RegSource {
   const Scale *lsrc;                 // SL 1: this lane's scale of a tile at pool row 0
   int lstride;                       // SL 1, TurboQuant: elements per pool row (K norms 1, V 2 per head)
   float lmul;                        // SL 1, TurboQuant: 1 / d for a K norm, VSF / d for a V norm
+  long long pf_list;                 // PD: lane j holds the pool row of a tile 32 k + j after tile tb + N
 
+  // Hint tile j (warp-uniform, >= tb + N, asked for in order, one after another) into L2: lane l takes K row l
+  // (l < 16) or V row l - 16, and sector l % 16 (then + 16 ...) of the tile's K or V scales of every KV head.
+  __device__ __forceinline__ void l2_tile(Item &it, int j) {
+    const int k = (j - it.tb - N) & 31;
+    if (k == 0 && j + it.lane < it.te) {
+      int tile;
+      pf_list = it.pool_row(j + it.lane, tile);
+    }
+    const long long row0 = Item::shfl_row(pf_list, k);
+    const int r = it.lane & 15;
+    const bool kside = it.lane < 16;
+    l2_prefetch_row<T::RB>((kside ? it.p->k : it.p->v) + it.head_row(row0 + r, T::RB));
+    const int heads = it.p->kv_heads;
+    const char *sc = nullptr;
+    int span = 0;  // bytes of the tile's scales (norms) of every head
+    if constexpr (T::TQ) {  // fp16 norms: K one, V two per (token, head)
+      sc = kside ? reinterpret_cast<const char *>(it.p->k_side + (size_t)row0 * heads)
+                 : reinterpret_cast<const char *>(it.p->v_side + 2 * (size_t)row0 * heads);
+      span = KM_ATTN_TILE * heads * (kside ? 2 : 4);
+    } else if constexpr (T::FP8) {
+      if (it.p->per_token) {
+        sc = reinterpret_cast<const char *>((kside ? it.p->k_scale : it.p->v_scale) + (size_t)row0 * heads);
+        span = KM_ATTN_TILE * heads * 4;
+      }
+    }
+    for (int o = 32 * r; o < span; o += 32 * 16) l2_prefetch(sc + o);
+  }
   __device__ __forceinline__ void load_k(Item &it, int u) {
     const char *base = it.p->k + it.head_row(row[u], T::RB) + it.c * T::KBYTES;
     load_row(kr[u][0], base + (size_t)it.g * it.row_stride);
@@ -530,6 +578,11 @@ struct RegSource {
         load_k(it, u);
         load_v(it, u);
       }
+    if constexpr (PD > 0) {
+#pragma unroll
+      for (int d = 0; d < PD; ++d)
+        if (it.tb + N + d < it.te) l2_tile(it, it.tb + N + d);
+    }
   }
   __device__ __forceinline__ void arrive(Item &, int, int) {}
   __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
@@ -564,6 +617,8 @@ struct RegSource {
       row[u] = it.tile_row(i + N, tile[u]);
       load_k(it, u);
     }
+    if constexpr (PD > 0)
+      if (i + N + PD < it.te) l2_tile(it, i + N + PD);
   }
   __device__ __forceinline__ void v_rows(Item &, int u, Row<T::VBYTES> (&v)[4]) const {
 #pragma unroll
@@ -733,8 +788,9 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
 // the bf16 kernel, kernel_bf16_extra; every other instantiation is ST 0 and has none of it).
 // MW: the CTA merge's partials in flight per thread in the last CTA (cta_merge's U; 32 only in
 // kernel_bf16_extra's instantiations).
+// PD: register pipeline only, tiles prefetched into L2 beyond those in flight (RegSource::l2_tile; 0: none).
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -742,6 +798,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   static_assert(!UW || T::U3, "16-bit window unpacking: uniform 3-bit");
   static_assert(!SL || ((T::FP8 || T::TQ) && PIPE == KM_ATTN_PIPE_REGISTERS),
                 "one scale load per lane: fp8 or TurboQuant, register pipeline");
+  static_assert(!PD || PIPE == KM_ATTN_PIPE_REGISTERS, "L2 prefetch: register pipeline");
   constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -857,7 +914,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   Item it{&p, p.table + (size_t)seq * p.mbps,
           p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr,
           (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0};
-  using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T, SL>>::type;
+  using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T, SL, PD>>::type;
   Source src;
   if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
     src.ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
@@ -1240,10 +1297,10 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW>);
+  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -1270,12 +1327,12 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
 
 // One listed variant of format KV; the window unpacking exists for uniform 3-bit only, the one scale load
 // per lane for fp8 e4m3 and TurboQuant only.
-template <int KV, int PF, int O, int CT, int UW, int SL>
+template <int KV, int PF, int O, int CT, int UW, int SL, int PD = 0>
 Kern variant_kern() {
   if constexpr ((UW && KV != KM_ATTN_U3) || (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
     return Kern{nullptr, 0};
   else
-    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL>();
+    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL, 0, 16, PD>();
 }
 // The depth / accumulator / occupancy / unpacking / scale-load variants of a format (head_dim 128, <= 8 rows,
 // register pipeline): prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the
@@ -1318,7 +1375,7 @@ inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans |
 // shape kernel_bf16_extra has its other instantiations for (stamps, merge_inflight 32).
 inline bool bf16_default_shape(const km_attn_shape &s, int mt) {
   return s.kv == KM_ATTN_BF16 && s.head_dim == 128 && mt == 0 && s.pipe == KM_ATTN_PIPE_REGISTERS && !s.pair &&
-         !is_variant(s);
+         !is_variant(s) && !s.l2_ahead;
 }
 template <int KV>
 Kern kernel_variant_or_paired(const km_attn_shape &s) {
@@ -1339,11 +1396,25 @@ constexpr bool has_default_variant() {
 // 547ef6a, b16 x 32K in the same chunks: 379.1 against 457.4 us; b1 x 32K 33.2 against 37.3; b06fbe9 in
 // the planner's chunks: 315.4 against 365.1). TurboQuant: its norms loaded so too (b06fbe9, b16 x 32K 446.6
 // against 496.7 us, b64 1,723.6 against 1,921.7, b1 42.9 against 45.3).
-template <int KV>
+// PD: with that many tiles prefetched into L2 (the l2_ahead rows); bf16's default kernel so too.
+template <int KV, int PD = 0>
 Kern kernel_default_variant(const km_attn_shape &s) {
-  return KV == KM_ATTN_FP8_E4M3 ? kernel_variant<KV>(1, 1, 0, 0, s.scale == KM_ATTN_SCALE_TOKEN_HEAD ? 1 : 0)
-         : KV == KM_ATTN_U3      ? kernel_variant<KV>(2, 1, 3, 1, 0)
-                                 : kernel_variant<KV>(2, 1, 3, 0, 1);
+  constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
+  if constexpr (KV == KM_ATTN_BF16)
+    return kernel_pipe<128, KV, 0, R, 0, 1, 0, B, 0, 0, 0, 16, PD>();
+  else if constexpr (KV == KM_ATTN_FP8_E4M3)
+    return s.scale == KM_ATTN_SCALE_TOKEN_HEAD ? variant_kern<KV, 1, 1, 0, 0, 1, PD>() : variant_kern<KV, 1, 1, 0, 0, 0, PD>();
+  else if constexpr (KV == KM_ATTN_U3)
+    return variant_kern<KV, 2, 1, 3, 1, 0, PD>();
+  else if constexpr (KV == KM_ATTN_TQ3)
+    return variant_kern<KV, 2, 1, 3, 0, 1, PD>();
+  else
+    return Kern{nullptr, 0};
+}
+// The default kernel (above) with s.l2_ahead tiles prefetched into L2 (2 or 4; km_attn_shape_error).
+template <int KV>
+Kern kernel_l2_ahead(const km_attn_shape &s) {
+  return s.l2_ahead == 2 ? kernel_default_variant<KV, 2>(s) : s.l2_ahead == 4 ? kernel_default_variant<KV, 4>(s) : Kern{nullptr, 0};
 }
 
 // Format KV's launch descriptor for a shape (mt: its m16 row tiles, 0 for <= 8 rows); {nullptr, 0} where it
@@ -1352,6 +1423,7 @@ template <int KV>
 Kern kernels_of(const km_attn_shape &s, int mt) {
   constexpr bool three_bit = KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
   if (three_bit && (s.head_dim != 128 || s.pipe != KM_ATTN_PIPE_REGISTERS)) return Kern{nullptr, 0};
+  if (s.l2_ahead) return mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS ? kernel_l2_ahead<KV>(s) : Kern{nullptr, 0};
   if (s.pair || is_variant(s)) {
     if constexpr (KV == KM_ATTN_FP8_E5M2)
       return Kern{nullptr, 0};

@@ -53,6 +53,7 @@ typedef struct attn_params {
   int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
   int stamps;        /* 1: the stamped kernel (bf16, head_dim 128, <= 8 rows): where the step's time goes */
   int merge_inflight; /* 32: the CTA merge's last CTA loads all of up to 32 CTA partials at once (bf16) */
+  int l2_ahead;       /* 2 or 4: the default kernel also prefetches that many tiles ahead into L2 */
 } attn_params;
 
 enum {
@@ -180,6 +181,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.combine = p->combine;
   r->sh.scale_load = p->scale_load;
   r->sh.merge_inflight = p->merge_inflight;
+  r->sh.l2_ahead = p->l2_ahead;
   r->batch = p->batch;
 }
 
@@ -732,6 +734,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
     snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s%s", p->otrans ? "O^T, " : "",
              p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "",
              p->scale_load ? ", scales loaded once per tile" : "");
+  if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   const char *merge = !r->plan.split       ? ""
                       : !r->plan.cta_merge  ? ", combine pass"
                       : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
@@ -881,6 +884,26 @@ PST(m32_bf16_b1_16k, 1, 16384, 0, 32);
 PST(m32_bf16_b1_32k, 1, 32768, 0, 32);
 PST(m32_bf16_b4_32k, 4, 32768, 0, 32);
 PST(m32st_bf16_b1_32k, 1, 32768, 1, 32);
+/* each format's default kernel with 2 or 4 tiles past those in flight prefetched into L2 (l2_ahead) */
+#define PL2_AT(name, fmt, sc, b, c, ahead)                                                                      \
+  static const attn_params name = {.op = A_DECODE, .heads = 32, .kv_heads = 8, .head_dim = 128, .kv = fmt,        \
+                                   .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1, .l2_ahead = ahead}
+#define PL2(name, fmt, sc, b, ahead) PL2_AT(name, fmt, sc, b, 32768, ahead)
+PL2(l2p2_bf16_b1_32k, BF, TEN, 1, 2);
+PL2(l2p2_bf16_b16_32k, BF, TEN, 16, 2);
+PL2(l2p4_bf16_b16_32k, BF, TEN, 16, 4);
+PL2(l2p2_bf16_b64_32k, BF, TEN, 64, 2);
+PL2(l2p2_fp8_b1_32k, E4, TOK, 1, 2);
+PL2(l2p2_fp8_b16_32k, E4, TOK, 16, 2);
+PL2(l2p4_fp8_b16_32k, E4, TOK, 16, 4);
+PL2(l2p4_fp8_b64_32k, E4, TOK, 64, 4);
+PL2(l2p4_e4t_b16_32k, E4, TEN, 16, 4);
+PL2(l2p2_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2);
+PL2(l2p4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 4);
+PL2(l2p4_u3_b64_32k, KM_ATTN_U3, TEN, 64, 4);
+PL2(l2p2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2);
+PL2(l2p4_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 4);
+PL2_AT(quick_l2_fp8, E4, TOK, 4, 4096, 4);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1065,6 +1088,22 @@ static const km_case attn_cases[] = {
     BF16_ROW(1, 32k, "m32", SUM_M32, m32_bf16_b1_32k),
     BF16_ROW(4, 32k, "m32", SUM_M32, m32_bf16_b4_32k),
     SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx32k/m32", "stamps", T_GQA, SUM_ST, m32st_bf16_b1_32k),
+#define SUM_L2 "the same step with N more tiles per warp prefetched into L2 ahead of its loads (l2pN): K and V " \
+               "rows, per-token scales and norms, no registers held"
+    CTX32K_ROW("bf16", 1, "l2p2", SUM_L2, l2p2_bf16_b1_32k, T_GQA),
+    CTX32K_ROW("bf16", 16, "l2p2", SUM_L2, l2p2_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("bf16", 16, "l2p4", SUM_L2, l2p4_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("bf16", 64, "l2p2", SUM_L2, l2p2_bf16_b64_32k, T_GQA),
+    CTX32K_ROW("fp8_e4m3_tokhead", 1, "l2p2", SUM_L2, l2p2_fp8_b1_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "l2p2", SUM_L2, l2p2_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "l2p4", SUM_L2, l2p4_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "l2p4", SUM_L2, l2p4_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tensor", 16, "l2p4", SUM_L2, l2p4_e4t_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 16, "l2p2", SUM_L2, l2p2_u3_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 16, "l2p4", SUM_L2, l2p4_u3_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 64, "l2p4", SUM_L2, l2p4_u3_b64_32k, "kv_quant"),
+    CTX32K_ROW("turboquant3", 16, "l2p2", SUM_L2, l2p2_tq3_b16_32k, "kv_quant"),
+    CTX32K_ROW("turboquant3", 16, "l2p4", SUM_L2, l2p4_tq3_b16_32k, "kv_quant"),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
@@ -1113,6 +1152,8 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/ot2c3w/quick", "kv_quant", SUM_VAR, run_attn, &quick_w_u3,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,

@@ -309,6 +309,47 @@ static void test_merge_inflight_shape(void) {
   KM_EXPECT(km_attn_shape_error(&bad) != NULL);
 }
 
+/* l2_ahead: 0, 2 or 4, for each format's default kernel at head_dim 128 with <= 8 rows (register pipeline, not
+ * e5m2, no variant, not paired, no merge_inflight 32); anything else is refused with a reason naming the field. */
+static void test_l2_ahead_shape(void) {
+  const km_attn_kv ok[] = {KM_ATTN_BF16, KM_ATTN_FP8_E4M3, KM_ATTN_U3, KM_ATTN_TQ3};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i)
+    for (int ahead = 2; ahead <= 4; ahead += 2) {
+      km_attn_shape sh = {32, 8, 128, 16, 1, 0, ok[i], KM_ATTN_SCALE_TENSOR};
+      sh.l2_ahead = ahead;
+      const char *why = km_attn_shape_error(&sh);
+      KM_EXPECT_MSG(why == NULL, "format %d, l2_ahead %d: %s", (int)ok[i], ahead, why ? why : "");
+      sh.q_len = 2; /* 8 rows */
+      KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+      if (ok[i] == KM_ATTN_FP8_E4M3) {
+        sh.scale = KM_ATTN_SCALE_TOKEN_HEAD;
+        KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+      }
+    }
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_FP8_E4M3, KM_ATTN_SCALE_TOKEN_HEAD};
+  const int wrong[] = {1, 3, 8, -2};
+  for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; ++i) {
+    km_attn_shape bad = sh;
+    bad.l2_ahead = wrong[i];
+    const char *why = km_attn_shape_error(&bad);
+    KM_EXPECT_MSG(why && strstr(why, "l2_ahead"), "l2_ahead %d: %s", wrong[i], why ? why : "accepted");
+  }
+  sh.l2_ahead = 2;
+  km_attn_shape bad[7];
+  for (int i = 0; i < 7; ++i) bad[i] = sh;
+  bad[0].kv = KM_ATTN_FP8_E5M2;
+  bad[1].head_dim = 64;
+  bad[2].q_len = 3; /* 12 rows */
+  bad[3].pipe = KM_ATTN_PIPE_SMEM_RING;
+  bad[4].prefetch = 1, bad[4].otrans = 1, bad[4].scale_load = 1; /* a listed variant */
+  bad[5].pair = 1;
+  bad[6].kv = KM_ATTN_BF16, bad[6].scale = KM_ATTN_SCALE_TENSOR, bad[6].merge_inflight = 32;
+  for (int i = 0; i < 7; ++i) {
+    const char *why = km_attn_shape_error(&bad[i]);
+    KM_EXPECT_MSG(why && strstr(why, "l2_ahead"), "case %d: %s", i, why ? why : "accepted");
+  }
+}
+
 /* The one-scale-load-per-lane variant (scale_load) exists for fp8 e4m3 per token-head and TurboQuant at the
  * listed variant shapes only; elsewhere the shape is refused with a reason that names the field. */
 static void test_scale_load_shape(void) {
@@ -404,5 +445,6 @@ int main(void) {
   test_merge_inflight_shape();
   test_unmerged_plan_is_plain();
   test_scale_load_shape();
+  test_l2_ahead_shape();
   return km_test_finish("cpu_attn_ref");
 }
