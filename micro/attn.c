@@ -891,18 +891,10 @@ PST(m32st_bf16_b1_32k, 1, 32768, 1, 32);
 #define PL2(name, fmt, sc, b, ahead) PL2_AT(name, fmt, sc, b, 32768, ahead)
 PL2(l2p2_bf16_b1_32k, BF, TEN, 1, 2);
 PL2(l2p2_bf16_b16_32k, BF, TEN, 16, 2);
-PL2(l2p4_bf16_b16_32k, BF, TEN, 16, 4);
-PL2(l2p2_bf16_b64_32k, BF, TEN, 64, 2);
-PL2(l2p2_fp8_b1_32k, E4, TOK, 1, 2);
 PL2(l2p2_fp8_b16_32k, E4, TOK, 16, 2);
 PL2(l2p4_fp8_b16_32k, E4, TOK, 16, 4);
-PL2(l2p4_fp8_b64_32k, E4, TOK, 64, 4);
-PL2(l2p4_e4t_b16_32k, E4, TEN, 16, 4);
-PL2(l2p2_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2);
 PL2(l2p4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 4);
-PL2(l2p4_u3_b64_32k, KM_ATTN_U3, TEN, 64, 4);
 PL2(l2p2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2);
-PL2(l2p4_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 4);
 PL2_AT(quick_l2_fp8, E4, TOK, 4, 4096, 4);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
@@ -1092,18 +1084,10 @@ static const km_case attn_cases[] = {
                "rows, per-token scales and norms, no registers held"
     CTX32K_ROW("bf16", 1, "l2p2", SUM_L2, l2p2_bf16_b1_32k, T_GQA),
     CTX32K_ROW("bf16", 16, "l2p2", SUM_L2, l2p2_bf16_b16_32k, T_GQA),
-    CTX32K_ROW("bf16", 16, "l2p4", SUM_L2, l2p4_bf16_b16_32k, T_GQA),
-    CTX32K_ROW("bf16", 64, "l2p2", SUM_L2, l2p2_bf16_b64_32k, T_GQA),
-    CTX32K_ROW("fp8_e4m3_tokhead", 1, "l2p2", SUM_L2, l2p2_fp8_b1_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "l2p2", SUM_L2, l2p2_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "l2p4", SUM_L2, l2p4_fp8_b16_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 64, "l2p4", SUM_L2, l2p4_fp8_b64_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tensor", 16, "l2p4", SUM_L2, l2p4_e4t_b16_32k, "kv_quant"),
-    CTX32K_ROW("int3_g32", 16, "l2p2", SUM_L2, l2p2_u3_b16_32k, "kv_quant"),
     CTX32K_ROW("int3_g32", 16, "l2p4", SUM_L2, l2p4_u3_b16_32k, "kv_quant"),
-    CTX32K_ROW("int3_g32", 64, "l2p4", SUM_L2, l2p4_u3_b64_32k, "kv_quant"),
     CTX32K_ROW("turboquant3", 16, "l2p2", SUM_L2, l2p2_tq3_b16_32k, "kv_quant"),
-    CTX32K_ROW("turboquant3", 16, "l2p4", SUM_L2, l2p4_tq3_b16_32k, "kv_quant"),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
