@@ -231,6 +231,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->l2_ahead && (!variant_shape || is_variant(*s) || s->pair || s->merge_inflight == 32))
     return "l2_ahead (tiles prefetched into L2): each format's default kernel only (head_dim 128, <= 8 query rows "
            "per KV head, register pipeline, not e5m2, no variant, not paired, no merge_inflight 32)";
+  if (s->lazy_rescale != 0 && s->lazy_rescale != 1) return "lazy_rescale must be 0 or 1";
+  if (s->lazy_rescale && (!variant_shape || is_variant(*s) || s->pair || s->merge_inflight == 32 || s->l2_ahead))
+    return "lazy_rescale: each format's default kernel only (head_dim 128, <= 8 query rows per KV head, register "
+           "pipeline, not e5m2, no variant, not paired, no merge_inflight 32, not with l2_ahead)";
   if (s->merge_inflight != 0 && s->merge_inflight != 16 && s->merge_inflight != 32)
     return "merge_inflight must be 0, 16 or 32";
   if (s->merge_inflight == 32 && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine))

@@ -104,6 +104,8 @@ typedef struct km_attn_shape {
                           flight into L2 (K and V rows, per-token scales or norms), so that a tile's loads wait
                           on L2 rather than HBM; each format's default kernel at head_dim 128 with <= 8 rows
                           (not e5m2), register pipeline, no variant, not paired, no merge_inflight 32 */
+  int lazy_rescale;    /* 1: O is rescaled only in a step where some row's running maximum moved (the same values;
+                          fewer instructions per tile); the same kernels as l2_ahead, and not with it */
 } km_attn_shape;
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:

@@ -789,8 +789,9 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
 // MW: the CTA merge's partials in flight per thread in the last CTA (cta_merge's U; 32 only in
 // kernel_bf16_extra's instantiations).
 // PD: register pipeline only, tiles prefetched into L2 beyond those in flight (RegSource::l2_tile; 0: none).
+// LZ: 1 skips the rescale of O in a step where no row's running maximum moved (the same values).
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -1039,7 +1040,10 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
             sum += pr[tt][e];
           }
         l[mt][h] = l[mt][h] * corr + sum;
-        if constexpr (OT) {
+        // LZ: O is rescaled only when some row of the warp has a new maximum (corr is exactly 1.0 otherwise, and
+        // x 1.0 changes no value): past a chunk's first tiles most tiles skip the shuffles and multiplies
+        if (LZ && __all_sync(0xffffffffu, corr == 1.f)) {
+        } else if constexpr (OT) {
           // this thread's O^T columns are rows 2c and 2c + 1: their factors come from lanes 8c and 8c + 4
           const float c0 = __shfl_sync(0xffffffffu, corr, 8 * c), c1 = __shfl_sync(0xffffffffu, corr, 8 * c + 4);
 #pragma unroll
@@ -1297,10 +1301,11 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn = reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD>);
+  const void *fn =
+      reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
@@ -1327,12 +1332,13 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
 
 // One listed variant of format KV; the window unpacking exists for uniform 3-bit only, the one scale load
 // per lane for fp8 e4m3 and TurboQuant only.
-template <int KV, int PF, int O, int CT, int UW, int SL, int PD = 0>
+template <int KV, int PF, int O, int CT, int UW, int SL, int PD = 0, int LZ = 0>
 Kern variant_kern() {
   if constexpr ((UW && KV != KM_ATTN_U3) || (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
     return Kern{nullptr, 0};
   else
-    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL, 0, 16, PD>();
+    return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL, 0, 16, PD,
+                       LZ>();
 }
 // The depth / accumulator / occupancy / unpacking / scale-load variants of a format (head_dim 128, <= 8 rows,
 // register pipeline): prefetch 1, 2 or 4 tiles in flight per warp, ot 1 for O^T accumulators, ctas 0 (the
@@ -1375,7 +1381,7 @@ inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans |
 // shape kernel_bf16_extra has its other instantiations for (stamps, merge_inflight 32).
 inline bool bf16_default_shape(const km_attn_shape &s, int mt) {
   return s.kv == KM_ATTN_BF16 && s.head_dim == 128 && mt == 0 && s.pipe == KM_ATTN_PIPE_REGISTERS && !s.pair &&
-         !is_variant(s) && !s.l2_ahead;
+         !is_variant(s) && !s.l2_ahead && !s.lazy_rescale;
 }
 template <int KV>
 Kern kernel_variant_or_paired(const km_attn_shape &s) {
@@ -1396,24 +1402,28 @@ constexpr bool has_default_variant() {
 // 547ef6a, b16 x 32K in the same chunks: 379.1 against 457.4 us; b1 x 32K 33.2 against 37.3; b06fbe9 in
 // the planner's chunks: 315.4 against 365.1). TurboQuant: its norms loaded so too (b06fbe9, b16 x 32K 446.6
 // against 496.7 us, b64 1,723.6 against 1,921.7, b1 42.9 against 45.3).
-// PD: with that many tiles prefetched into L2 (the l2_ahead rows); bf16's default kernel so too.
-template <int KV, int PD = 0>
+// PD, LZ: with that many tiles prefetched into L2 (the l2_ahead rows), with the lazy rescale (lazy_rescale);
+// bf16's default kernel so too.
+template <int KV, int PD = 0, int LZ = 0>
 Kern kernel_default_variant(const km_attn_shape &s) {
   constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
   if constexpr (KV == KM_ATTN_BF16)
-    return kernel_pipe<128, KV, 0, R, 0, 1, 0, B, 0, 0, 0, 16, PD>();
+    return kernel_pipe<128, KV, 0, R, 0, 1, 0, B, 0, 0, 0, 16, PD, LZ>();
   else if constexpr (KV == KM_ATTN_FP8_E4M3)
-    return s.scale == KM_ATTN_SCALE_TOKEN_HEAD ? variant_kern<KV, 1, 1, 0, 0, 1, PD>() : variant_kern<KV, 1, 1, 0, 0, 0, PD>();
+    return s.scale == KM_ATTN_SCALE_TOKEN_HEAD ? variant_kern<KV, 1, 1, 0, 0, 1, PD, LZ>()
+                                               : variant_kern<KV, 1, 1, 0, 0, 0, PD, LZ>();
   else if constexpr (KV == KM_ATTN_U3)
-    return variant_kern<KV, 2, 1, 3, 1, 0, PD>();
+    return variant_kern<KV, 2, 1, 3, 1, 0, PD, LZ>();
   else if constexpr (KV == KM_ATTN_TQ3)
-    return variant_kern<KV, 2, 1, 3, 0, 1, PD>();
+    return variant_kern<KV, 2, 1, 3, 0, 1, PD, LZ>();
   else
     return Kern{nullptr, 0};
 }
-// The default kernel (above) with s.l2_ahead tiles prefetched into L2 (2 or 4; km_attn_shape_error).
+// The default kernel (above) with s.l2_ahead tiles prefetched into L2 (2 or 4), or with s.lazy_rescale (one or
+// the other; km_attn_shape_error).
 template <int KV>
-Kern kernel_l2_ahead(const km_attn_shape &s) {
+Kern kernel_default_option(const km_attn_shape &s) {
+  if (s.lazy_rescale) return kernel_default_variant<KV, 0, 1>(s);
   return s.l2_ahead == 2 ? kernel_default_variant<KV, 2>(s) : s.l2_ahead == 4 ? kernel_default_variant<KV, 4>(s) : Kern{nullptr, 0};
 }
 
@@ -1423,7 +1433,8 @@ template <int KV>
 Kern kernels_of(const km_attn_shape &s, int mt) {
   constexpr bool three_bit = KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
   if (three_bit && (s.head_dim != 128 || s.pipe != KM_ATTN_PIPE_REGISTERS)) return Kern{nullptr, 0};
-  if (s.l2_ahead) return mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS ? kernel_l2_ahead<KV>(s) : Kern{nullptr, 0};
+  if (s.l2_ahead || s.lazy_rescale)
+    return mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS ? kernel_default_option<KV>(s) : Kern{nullptr, 0};
   if (s.pair || is_variant(s)) {
     if constexpr (KV == KM_ATTN_FP8_E5M2)
       return Kern{nullptr, 0};

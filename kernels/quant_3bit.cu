@@ -459,20 +459,12 @@ extern "C" cudaError_t km_quant_u3_dequantize(const km_quant_plan *plan, const u
  * 38d54ae96a26, reports/runs/h200-38d54ae.md, share of the mixed ceiling): K d64 v2 68.2% (v4 64.2%), K d128
  * v3 64.2% (v2 61.4%, v4 60.4%), K d256 v2 55.9% (v3 48.8%, v4 47.1%), V d128 v2 53.4% (v3 48.0%); V at d64
  * and d256 were not timed per variant: v2, as K there. */
-static km_tq3_variant best_variant(int head_dim, int is_v) {
-  /* K d64 and d128: v5 (v3 with 6% fewer SASS instructions per element). H200, two runs (db2a279 and the
-   * recorded 9621248): d128 207.6 / 205.8 us against v3's 211.9 / 210.0, d64 192.0 / 194.2 against v2's
-   * 199.8 / 200.7; at d256 v2 stays (240.7 against v5's 306.2), and V keeps v2 (257.2 against 268.6).
-   * reports/quant-notes.md; the former defaults stay rows (.../k/d128/v3, .../k/d64/v2) */
-  return (head_dim == 64 || head_dim == 128) && !is_v ? KM_TQ3_ROWS_LEAN : KM_TQ3_ROWS64;
-}
-
 extern "C" cudaError_t km_quant_tq3_quantize_variant(const km_quant_plan *plan, km_tq3_variant variant,
                                                      const uint16_t *src, uint8_t *codes, uint16_t *side,
                                                      size_t tokens, int heads, int head_dim, int is_v,
                                                      cudaStream_t stream) {
   if (!plan || (int)variant < 0 || variant >= KM_TQ3_VARIANT_COUNT) return cudaErrorInvalidValue;
-  if (variant == KM_TQ3_BEST) variant = best_variant(head_dim, is_v);
+  variant = km_tq3_resolve(variant, head_dim, is_v);
   if (variant != KM_TQ3_LANES) {
     size_t rows = 0;
     const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);

@@ -87,7 +87,7 @@ typedef struct km_quant_plan {
  *                     the reference's tree, so a code may be the adjacent one where the exact rotated value
  *                     sits at a boundary, and a norm one fp16 unit off (km_tq3_variant_bitwise is 0).
  * KM_TQ3_BEST is the one km_quant_tq3_quantize runs: the fastest measured for the head_dim and K or V
- * (v2, except K at 64 and 128: v5 there; quant_3bit.cu has the figures). */
+ * (km_tq3_resolve: v2, except K at 64 (v5) and K at 128 (v6)). */
 typedef enum km_tq3_variant {
   KM_TQ3_BEST = 0,
   KM_TQ3_LANES,
@@ -102,6 +102,17 @@ typedef enum km_tq3_variant {
 /* 1 when the variant's codes and norms equal the CPU reference's bit for bit (V residual norm within one fp16
  * unit); 0 for KM_TQ3_MMA, checked by the boundary rule above instead. */
 static inline int km_tq3_variant_bitwise(km_tq3_variant v) { return v != KM_TQ3_MMA; }
+
+/* The kernel a variant runs for the head_dim and K (is_v 0) or V: KM_TQ3_BEST is the fastest measured (H200):
+ * K d64 v5 (192.0 / 194.2 us against v2's 199.8 / 200.7, revisions db2a279 and 9621248); K d128 v6 (185.5 us,
+ * 72.9% of the mixed ceiling, against v5's 210.0 in the recorded run of 6a432be; 184.9 against 211.7 at
+ * d1e8aea); K d256 v2 (240.7 against v5's 306.2); V v2 at every head_dim (d128: 258.9 us against v5's 268.6 and
+ * v6's 289.6). reports/quant-notes.md; the former defaults stay rows. Any other variant is itself. */
+static inline km_tq3_variant km_tq3_resolve(km_tq3_variant v, int head_dim, int is_v) {
+  if (v != KM_TQ3_BEST) return v;
+  if (is_v) return KM_TQ3_ROWS64;
+  return head_dim == 128 ? KM_TQ3_MMA : head_dim == 64 ? KM_TQ3_ROWS_LEAN : KM_TQ3_ROWS64;
+}
 
 /* Fill *plan for the current device. Outside any timed region. */
 cudaError_t km_quant_plan_make(km_quant_plan *plan);

@@ -54,6 +54,7 @@ typedef struct attn_params {
   int stamps;        /* 1: the stamped kernel (bf16, head_dim 128, <= 8 rows): where the step's time goes */
   int merge_inflight; /* 32: the CTA merge's last CTA loads all of up to 32 CTA partials at once (bf16) */
   int l2_ahead;       /* 2 or 4: the default kernel also prefetches that many tiles ahead into L2 */
+  int lazy_rescale;   /* 1: the default kernel rescales O only where a row's maximum moved */
 } attn_params;
 
 enum {
@@ -182,6 +183,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.scale_load = p->scale_load;
   r->sh.merge_inflight = p->merge_inflight;
   r->sh.l2_ahead = p->l2_ahead;
+  r->sh.lazy_rescale = p->lazy_rescale;
   r->batch = p->batch;
 }
 
@@ -735,6 +737,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
              p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "",
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
+  if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
   const char *merge = !r->plan.split       ? ""
                       : !r->plan.cta_merge  ? ", combine pass"
                       : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
@@ -896,6 +899,21 @@ PL2(l2p4_fp8_b16_32k, E4, TOK, 16, 4);
 PL2(l2p4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 4);
 PL2(l2p2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2);
 PL2_AT(quick_l2_fp8, E4, TOK, 4, 4096, 4);
+/* each format's default kernel rescaling O only in steps where some row's running maximum moved */
+#define PLZ_AT(name, fmt, sc, b, c)                                                                             \
+  static const attn_params name = {.op = A_DECODE, .heads = 32, .kv_heads = 8, .head_dim = 128, .kv = fmt,        \
+                                   .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1, .lazy_rescale = 1}
+#define PLZ(name, fmt, sc, b) PLZ_AT(name, fmt, sc, b, 32768)
+PLZ(lz_bf16_b1_32k, BF, TEN, 1);
+PLZ(lz_bf16_b16_32k, BF, TEN, 16);
+PLZ(lz_fp8_b1_32k, E4, TOK, 1);
+PLZ(lz_fp8_b16_32k, E4, TOK, 16);
+PLZ(lz_fp8_b64_32k, E4, TOK, 64);
+PLZ(lz_e4t_b16_32k, E4, TEN, 16);
+PLZ(lz_u3_b16_32k, KM_ATTN_U3, TEN, 16);
+PLZ(lz_u3_b64_32k, KM_ATTN_U3, TEN, 64);
+PLZ(lz_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16);
+PLZ_AT(quick_lz_u3, KM_ATTN_U3, TEN, 4, 4096);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1088,6 +1106,16 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "l2p4", SUM_L2, l2p4_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("int3_g32", 16, "l2p4", SUM_L2, l2p4_u3_b16_32k, "kv_quant"),
     CTX32K_ROW("turboquant3", 16, "l2p2", SUM_L2, l2p2_tq3_b16_32k, "kv_quant"),
+#define SUM_LZ "the same step rescaling O only where some row's running maximum moved (lz; the same values)"
+    CTX32K_ROW("bf16", 1, "lz", SUM_LZ, lz_bf16_b1_32k, T_GQA),
+    CTX32K_ROW("bf16", 16, "lz", SUM_LZ, lz_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("fp8_e4m3_tokhead", 1, "lz", SUM_LZ, lz_fp8_b1_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "lz", SUM_LZ, lz_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 16, "lz", SUM_LZ, lz_u3_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 64, "lz", SUM_LZ, lz_u3_b64_32k, "kv_quant"),
+    CTX32K_ROW("turboquant3", 16, "lz", SUM_LZ, lz_tq3_b16_32k, "kv_quant"),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
@@ -1138,6 +1166,8 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_u3, KM_CASE_QUICK,
+     "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,

@@ -129,7 +129,9 @@ static void check_side(km_check *k, q_compare cmp, const km_q_params *p, const v
 
 /* A TurboQuant quantizer whose sums round differently from the reference's (kernels/quant_3bit.h): its
  * codes may be the adjacent ones at a boundary and its norms one fp16 unit off. */
-static int tq3_tolerant(const km_q_params *p) { return p->fmt == KM_Q_TQ3 && !km_tq3_variant_bitwise(p->variant); }
+static int tq3_tolerant(const km_q_params *p) {
+  return p->fmt == KM_Q_TQ3 && !km_tq3_variant_bitwise(km_tq3_resolve(p->variant, p->head_dim, p->is_v));
+}
 
 /* Such a variant's codes on the device: the adjacent code for at most this many (of rows * d), none further. */
 static size_t tq3_max_near(size_t codes) { return codes / 100000 > 8 ? codes / 100000 : 8; }

@@ -350,6 +350,32 @@ static void test_l2_ahead_shape(void) {
   }
 }
 
+/* lazy_rescale: 0 or 1, at the same kernel shapes as l2_ahead, and not together with it. */
+static void test_lazy_rescale_shape(void) {
+  const km_attn_kv ok[] = {KM_ATTN_BF16, KM_ATTN_FP8_E4M3, KM_ATTN_U3, KM_ATTN_TQ3};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
+    km_attn_shape sh = {32, 8, 128, 16, 1, 0, ok[i], KM_ATTN_SCALE_TENSOR};
+    sh.lazy_rescale = 1;
+    const char *why = km_attn_shape_error(&sh);
+    KM_EXPECT_MSG(why == NULL, "format %d: %s", (int)ok[i], why ? why : "");
+  }
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_FP8_E4M3, KM_ATTN_SCALE_TOKEN_HEAD};
+  sh.lazy_rescale = 1;
+  KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+  km_attn_shape bad[6];
+  for (int i = 0; i < 6; ++i) bad[i] = sh;
+  bad[0].lazy_rescale = 2;
+  bad[1].kv = KM_ATTN_FP8_E5M2;
+  bad[2].q_len = 3; /* 12 rows */
+  bad[3].prefetch = 1, bad[3].otrans = 1, bad[3].scale_load = 1; /* a listed variant */
+  bad[4].l2_ahead = 2;
+  bad[5].head_dim = 256;
+  for (int i = 0; i < 6; ++i) {
+    const char *why = km_attn_shape_error(&bad[i]);
+    KM_EXPECT_MSG(why && strstr(why, "lazy_rescale"), "case %d: %s", i, why ? why : "accepted");
+  }
+}
+
 /* The one-scale-load-per-lane variant (scale_load) exists for fp8 e4m3 per token-head and TurboQuant at the
  * listed variant shapes only; elsewhere the shape is refused with a reason that names the field. */
 static void test_scale_load_shape(void) {
@@ -446,5 +472,6 @@ int main(void) {
   test_unmerged_plan_is_plain();
   test_scale_load_shape();
   test_l2_ahead_shape();
+  test_lazy_rescale_shape();
   return km_test_finish("cpu_attn_ref");
 }

@@ -45,7 +45,7 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel (all 0: the default kernel) */
 typedef struct variant {
-  int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead;
+  int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -59,7 +59,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
-                      v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead};
+                      v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale};
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads) */
@@ -275,10 +275,10 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   }
   KM_EXPECT_MSG(bad == 0,
                 "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d, combine %d, scale load %d, L2 "
-                "ahead %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d, CTA merge %d)",
+                "ahead %d, lazy rescale %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d, CTA merge %d)",
                 t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", v.prefetch, v.pair, v.otrans, v.ctas,
-                v.unpack, v.combine, v.scale_load, v.l2_ahead, bad, qn, plan.num_chunks, plan.chunk_tiles, plan.split,
-                plan.cta_merge);
+                v.unpack, v.combine, v.scale_load, v.l2_ahead, v.lazy_rescale, bad, qn, plan.num_chunks,
+                plan.chunk_tiles, plan.split, plan.cta_merge);
   KM_EXPECT_MSG(!t->want_merge || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d", t->what,
                 plan.cta_merge, !v.combine);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
@@ -463,8 +463,9 @@ int main(void) {
       {"l2: TurboQuant chunks of 5 tiles", 32, 8, 128, 16, 1, 0, TQ, TEN, 1, c_5000, 0, 5},
       {"l2: bf16 pages", 8, 2, 128, 16, 1, 0, B, TEN, 2, c700, 7, 0},
   };
-  for (int ahead = 2; ahead <= 4; ahead += 2) {
-    const variant v = {.l2_ahead = ahead};
+  /* ... and so with the lazy rescale (option 0), then 2 and 4 tiles prefetched into L2 */
+  for (int ahead = 0; ahead <= 4; ahead += 2) {
+    const variant v = {.l2_ahead = ahead, .lazy_rescale = ahead == 0};
     for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i)
       run_case_with(&depth_cases[i], 0, KM_ATTN_PIPE_REGISTERS, v);
     for (size_t i = 0; i < sizeof l2_cases / sizeof l2_cases[0]; ++i)

@@ -234,6 +234,57 @@ static void test_u3(const km_quant_plan *plan, size_t tokens, int heads, int d, 
   free(x), free(gq), free(wq), free(go), free(wo);
 }
 
+/* A non-bitwise variant's codes (km_tq3_variant_bitwise 0) against the reference's, by
+ * km_ref_tq3_codes_outside: a code may differ only to an adjacent one, and only where the exact rotated value
+ * lies within 2^-16 of the boundary between them. The first few that break the rule are printed. */
+static void print_outside(void *arg, size_t row, int i, int got, int want, double u) {
+  size_t *shown = arg;
+  if ((*shown)++ < 5) fprintf(stderr, "  row %zu code %d: got %d want %d (exact u %.9g)\n", row, i, got, want, u);
+}
+
+/* TurboQuant quantize output gq (codes, then `guard` bytes) and gs (side data, then `guard` bytes) of rows x d
+ * against the CPU reference: codes and norms bit for bit and V residual norms within one fp16 unit, or (not
+ * bitwise) codes by km_ref_tq3_codes_outside, norms within one fp16 unit and residuals within two; the guard
+ * bytes (poisoned 0xFF before the kernel) untouched. */
+static void expect_tq3(const char *what, const uint16_t *x, const uint8_t *gq, const uint16_t *gs, size_t rows, int d,
+                       int is_v, int bitwise, size_t guard) {
+  const size_t nb = rows * 3 * d / 8, ns = rows * (is_v ? 2 : 1);
+  uint8_t *wq = host(nb + guard);
+  uint16_t *ws = host(ns * 2 + guard);
+  for (size_t r = 0; r < rows; ++r) {
+    uint16_t side[2];
+    km_ref_tq3_quantize_row(x + r * d, d, is_v, wq + r * (3 * d / 8), side);
+    ws[is_v ? 2 * r : r] = side[0];
+    if (is_v) ws[2 * r + 1] = side[1];
+  }
+  memset(wq + nb, 0xFF, guard);
+  memset((uint8_t *)ws + ns * 2, 0xFF, guard);
+  if (bitwise) {
+    expect_bytes(what, gq, wq, nb + guard);
+  } else {
+    size_t near = 0, shown = 0;
+    const size_t bad = km_ref_tq3_codes_outside(x, gq, wq, rows, d, 1.0 / 65536, &near, print_outside, &shown);
+    printf("%s: %zu of %zu codes the adjacent one at a boundary\n", what, near, rows * (size_t)d);
+    if (bad) {
+      fprintf(stderr, "FAIL %s: %zu codes outside the boundary rule\n", what, bad);
+      failures++;
+    }
+    expect_bytes("  guard bytes after the codes", gq + nb, wq + nb, guard);
+  }
+  size_t bad = 0;
+  for (size_t i = 0; i < ns + guard / 2; ++i) {
+    const int residual = i < ns && is_v && (i & 1), diff = (int)gs[i] - (int)ws[i];
+    const int allowed = i >= ns ? 0 : residual ? (bitwise ? 1 : 2) : (bitwise ? 0 : 1);
+    if ((diff > allowed || -diff > allowed) && bad++ < 5)
+      fprintf(stderr, "  side %zu got 0x%04X want 0x%04X\n", i, gs[i], ws[i]);
+  }
+  if (bad) {
+    fprintf(stderr, "FAIL %s side data: %zu differ\n", what, bad);
+    failures++;
+  }
+  free(wq), free(ws);
+}
+
 static void test_tq3(const km_quant_plan *plan, size_t tokens, int heads, int d, int is_v, int scalar) {
   const size_t rows = tokens * heads, n = rows * d, nb = rows * 3 * d / 8, ns = rows * (is_v ? 2 : 1);
   char what[96];
@@ -244,41 +295,18 @@ static void test_tq3(const km_quant_plan *plan, size_t tokens, int heads, int d,
   CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
   CHECK_CUDA(scalar ? km_scalar_tq3_quantize(dx, dq, dside, tokens, heads, d, is_v, 0)
                     : km_quant_tq3_quantize(plan, dx, dq, dside, tokens, heads, d, is_v, 0));
-  uint8_t *gq = to_host(dq, nb), *wq = host(nb);
-  uint16_t *gs = to_host(dside, ns * 2), *ws = host(ns * 2);
-  for (size_t r = 0; r < rows; ++r) {
-    uint16_t side[2];
-    km_ref_tq3_quantize_row(x + r * d, d, is_v, wq + r * (3 * d / 8), side);
-    ws[is_v ? 2 * r : r] = side[0];
-    if (is_v) ws[2 * r + 1] = side[1];
-  }
-  expect_bytes(what, gq, wq, nb);
-  size_t bad = 0;
-  for (size_t i = 0; i < ns; ++i) {
-    const int residual = is_v && (i & 1), diff = (int)gs[i] - (int)ws[i];
-    if (diff && !(residual && (diff == 1 || diff == -1)) && bad++ < 5)
-      fprintf(stderr, "  side %zu got 0x%04X want 0x%04X\n", i, gs[i], ws[i]);
-  }
-  if (bad) {
-    fprintf(stderr, "FAIL %s side data: %zu differ\n", what, bad);
-    failures++;
-  }
+  uint8_t *gq = to_host(dq, nb);
+  uint16_t *gs = to_host(dside, ns * 2);
+  expect_tq3(what, x, gq, gs, rows, d, is_v, scalar || km_tq3_variant_bitwise(km_tq3_resolve(KM_TQ3_BEST, d, is_v)), 0);
   CHECK_CUDA(scalar ? km_scalar_tq3_dequantize(dq, dside, dout, tokens, heads, d, is_v, 0)
                     : km_quant_tq3_dequantize(plan, dq, dside, dout, tokens, heads, d, is_v, 0));
   uint16_t *go = to_host(dout, n * 2), *wo = host(n * 2);
   for (size_t r = 0; r < rows; ++r) km_ref_tq3_dequantize_row(gq + r * (3 * d / 8), gs[is_v ? 2 * r : r], d, wo + r * d);
   expect_bf16("  dequantize", go, wo, n);
   cudaFree(dx), cudaFree(dout), cudaFree(dside), cudaFree(dq);
-  free(x), free(gq), free(wq), free(gs), free(ws), free(go), free(wo);
+  free(x), free(gq), free(gs), free(go), free(wo);
 }
 
-/* A non-bitwise variant's codes (km_tq3_variant_bitwise 0) against the reference's, by
- * km_ref_tq3_codes_outside: a code may differ only to an adjacent one, and only where the exact rotated value
- * lies within 2^-16 of the boundary between them. The first few that break the rule are printed. */
-static void print_outside(void *arg, size_t row, int i, int got, int want, double u) {
-  size_t *shown = arg;
-  if ((*shown)++ < 5) fprintf(stderr, "  row %zu code %d: got %d want %d (exact u %.9g)\n", row, i, got, want, u);
-}
 
 /* One TurboQuant quantize kernel (quant_3bit.h's variants) on rows x d against the CPU reference: codes
  * and norms bit for bit, V residual norms within one fp16 unit (a non-bitwise variant: codes by
@@ -289,7 +317,7 @@ static void test_tq3_variant(const km_quant_plan *plan, km_tq3_variant var, size
                              uint64_t seed) {
   const size_t rows = tokens * heads, n = rows * d, nb = rows * 3 * d / 8, ns = rows * (is_v ? 2 : 1);
   enum { GUARD = 64 };
-  const int bitwise = km_tq3_variant_bitwise(var);
+  const int bitwise = km_tq3_variant_bitwise(km_tq3_resolve(var, d, is_v));
   char what[112];
   snprintf(what, sizeof what, "turboquant %s v%d d%d t%zu h%d", is_v ? "V" : "K", (int)var, d, tokens, heads);
   if (var == KM_TQ3_MMA && d != 128) {
@@ -313,41 +341,11 @@ static void test_tq3_variant(const km_quant_plan *plan, km_tq3_variant var, size
   uint8_t *dq = dev(nb + GUARD);
   CHECK_CUDA(cudaMemcpy(dx, x, n * 2, cudaMemcpyHostToDevice));
   CHECK_CUDA(km_quant_tq3_quantize_variant(plan, var, dx, dq, dside, tokens, heads, d, is_v, 0));
-  uint8_t *gq = to_host(dq, nb + GUARD), *wq = host(nb + GUARD);
-  uint16_t *gs = to_host(dside, ns * 2 + GUARD), *ws = host(ns * 2 + GUARD);
-  for (size_t r = 0; r < rows; ++r) {
-    uint16_t side[2];
-    km_ref_tq3_quantize_row(x + r * d, d, is_v, wq + r * (3 * d / 8), side);
-    ws[is_v ? 2 * r : r] = side[0];
-    if (is_v) ws[2 * r + 1] = side[1];
-  }
-  memset(wq + nb, 0xFF, GUARD);
-  memset((uint8_t *)ws + ns * 2, 0xFF, GUARD);
-  if (bitwise) {
-    expect_bytes(what, gq, wq, nb + GUARD);
-  } else {
-    size_t near = 0, shown = 0;
-    const size_t bad = km_ref_tq3_codes_outside(x, gq, wq, rows, d, 1.0 / 65536, &near, print_outside, &shown);
-    printf("%s: %zu of %zu codes the adjacent one at a boundary\n", what, near, rows * (size_t)d);
-    if (bad) {
-      fprintf(stderr, "FAIL %s: %zu codes outside the boundary rule\n", what, bad);
-      failures++;
-    }
-    expect_bytes("  guard bytes after the codes", gq + nb, wq + nb, GUARD);
-  }
-  size_t bad = 0;
-  for (size_t i = 0; i < ns + GUARD / 2; ++i) {
-    const int residual = i < ns && is_v && (i & 1), diff = (int)gs[i] - (int)ws[i];
-    const int allowed = i >= ns ? 0 : residual ? (bitwise ? 1 : 2) : (bitwise ? 0 : 1);
-    if ((diff > allowed || -diff > allowed) && bad++ < 5)
-      fprintf(stderr, "  side %zu got 0x%04X want 0x%04X\n", i, gs[i], ws[i]);
-  }
-  if (bad) {
-    fprintf(stderr, "FAIL %s side data: %zu differ\n", what, bad);
-    failures++;
-  }
+  uint8_t *gq = to_host(dq, nb + GUARD);
+  uint16_t *gs = to_host(dside, ns * 2 + GUARD);
+  expect_tq3(what, x, gq, gs, rows, d, is_v, bitwise, GUARD);
   cudaFree(dx), cudaFree(dside), cudaFree(dq);
-  free(x), free(gq), free(wq), free(gs), free(ws);
+  free(x), free(gq), free(gs);
 }
 
 /* Every quantize variant at every head_dim and layout on row counts off every tile (1 row; 111 rows, under
