@@ -105,7 +105,8 @@ typedef struct km_attn_shape {
                           on L2 rather than HBM; each format's default kernel at head_dim 128 with <= 8 rows
                           (not e5m2), register pipeline, no variant, not paired, no merge_inflight 32 */
   int lazy_rescale;    /* 1: O is rescaled only in a step where some row's running maximum moved (the same values;
-                          fewer instructions per tile); the same kernels as l2_ahead, and not with it */
+                          fewer instructions per tile); the same kernels as l2_ahead, and not with it; uniform
+                          3-bit's and TurboQuant's default kernels rescale so anyway */
 } km_attn_shape;
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:

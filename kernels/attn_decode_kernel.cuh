@@ -1402,9 +1402,16 @@ constexpr bool has_default_variant() {
 // 547ef6a, b16 x 32K in the same chunks: 379.1 against 457.4 us; b1 x 32K 33.2 against 37.3; b06fbe9 in
 // the planner's chunks: 315.4 against 365.1). TurboQuant: its norms loaded so too (b06fbe9, b16 x 32K 446.6
 // against 496.7 us, b64 1,723.6 against 1,921.7, b1 42.9 against 45.3).
+// Uniform 3-bit and TurboQuant rescale O lazily (the lazy_rescale rows, H200, 4c25d5d, b16 x 32K: 3-bit 309.0
+// against 320.7 us, b64 1,170.1 against 1,214.3; TurboQuant 433.6 against 444.8); fp8 (316.7 against 315.3)
+// and bf16 (507.8 against 508.0) gained nothing and keep the plain rescale.
+template <int KV>
+constexpr int lazy_default() {
+  return KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
+}
 // PD, LZ: with that many tiles prefetched into L2 (the l2_ahead rows), with the lazy rescale (lazy_rescale);
 // bf16's default kernel so too.
-template <int KV, int PD = 0, int LZ = 0>
+template <int KV, int PD = 0, int LZ = lazy_default<KV>()>
 Kern kernel_default_variant(const km_attn_shape &s) {
   constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
   if constexpr (KV == KM_ATTN_BF16)

@@ -839,6 +839,7 @@ PSL(ot2s_fp8_b16_32k, E4, TOK, 16, 2, 0);
 /* TurboQuant's fp16 norms the same way (converted when the tile is computed on, not at the load; its default
  * at depth 2 capped for 3 CTAs), here at depth 1; its default before, at b1 and b64 */
 PSL(ot1s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0);
+PSL(ot2c3s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 3); /* the default's kernel with the plain rescale */
 PVAR(ot2c3_tq3_b64_32k, KM_ATTN_TQ3, TEN, 64, 2, 1, 3, 0);
 PVAR(ot2c3_tq3_b1_32k, KM_ATTN_TQ3, TEN, 1, 2, 1, 3, 0);
 /* the default before the scales were loaded once (O^T depth 1, each scale loaded by 8 lanes), at b1 */
@@ -899,21 +900,16 @@ PL2(l2p4_fp8_b16_32k, E4, TOK, 16, 4);
 PL2(l2p4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 4);
 PL2(l2p2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2);
 PL2_AT(quick_l2_fp8, E4, TOK, 4, 4096, 4);
-/* each format's default kernel rescaling O only in steps where some row's running maximum moved */
+/* each format's default kernel rescaling O only in steps where some row's running maximum moved (uniform 3-bit
+ * and TurboQuant do so by default: their plain-rescale kernels are the ot2c3w and ot2c3s rows) */
 #define PLZ_AT(name, fmt, sc, b, c)                                                                             \
   static const attn_params name = {.op = A_DECODE, .heads = 32, .kv_heads = 8, .head_dim = 128, .kv = fmt,        \
                                    .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1, .lazy_rescale = 1}
 #define PLZ(name, fmt, sc, b) PLZ_AT(name, fmt, sc, b, 32768)
-PLZ(lz_bf16_b1_32k, BF, TEN, 1);
 PLZ(lz_bf16_b16_32k, BF, TEN, 16);
-PLZ(lz_fp8_b1_32k, E4, TOK, 1);
 PLZ(lz_fp8_b16_32k, E4, TOK, 16);
-PLZ(lz_fp8_b64_32k, E4, TOK, 64);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
-PLZ(lz_u3_b16_32k, KM_ATTN_U3, TEN, 16);
-PLZ(lz_u3_b64_32k, KM_ATTN_U3, TEN, 64);
-PLZ(lz_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16);
-PLZ_AT(quick_lz_u3, KM_ATTN_U3, TEN, 4, 4096);
+PLZ_AT(quick_lz_fp8, E4, TOK, 4, 4096);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1072,6 +1068,7 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 64, "ot2c3", ot2c3_tq3_b64_32k, "kv_quant"),
     VAR_ROW("turboquant3", 1, "ot2c3", ot2c3_tq3_b1_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1s", ot1s_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "ot2c3s", ot2c3s_tq3_b16_32k, "kv_quant"),
 #define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
 #define COMB_ROW(fmt, b, params, tech) CTX32K_ROW(fmt, b, "combine", SUM_COMB, params, tech)
     COMB_ROW("bf16", 1, comb_bf16_b1_32k, T_GQA),
@@ -1107,15 +1104,9 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("int3_g32", 16, "l2p4", SUM_L2, l2p4_u3_b16_32k, "kv_quant"),
     CTX32K_ROW("turboquant3", 16, "l2p2", SUM_L2, l2p2_tq3_b16_32k, "kv_quant"),
 #define SUM_LZ "the same step rescaling O only where some row's running maximum moved (lz; the same values)"
-    CTX32K_ROW("bf16", 1, "lz", SUM_LZ, lz_bf16_b1_32k, T_GQA),
     CTX32K_ROW("bf16", 16, "lz", SUM_LZ, lz_bf16_b16_32k, T_GQA),
-    CTX32K_ROW("fp8_e4m3_tokhead", 1, "lz", SUM_LZ, lz_fp8_b1_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 64, "lz", SUM_LZ, lz_fp8_b64_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
-    CTX32K_ROW("int3_g32", 16, "lz", SUM_LZ, lz_u3_b16_32k, "kv_quant"),
-    CTX32K_ROW("int3_g32", 64, "lz", SUM_LZ, lz_u3_b64_32k, "kv_quant"),
-    CTX32K_ROW("turboquant3", 16, "lz", SUM_LZ, lz_tq3_b16_32k, "kv_quant"),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
@@ -1166,8 +1157,8 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
-    {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_u3, KM_CASE_QUICK,
-     "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_fp8,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
