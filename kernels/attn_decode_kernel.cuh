@@ -479,9 +479,10 @@ __device__ __forceinline__ float shfl_same_c(float x) {
 // norms) lane (g, c) loads the one value g of column c of the tile, i.e. K (g < 4) or V of token
 // 8 (g / 2 % 2) + 2c + g % 2, and the threads take their 4 + 4 from the lanes of their c with shuffles when
 // the tile is computed on (a TurboQuant norm is converted and scaled then, once per lane, not at its load).
-// PD > 0: the PD tiles after those in flight are prefetched into L2 (l2_tile), so that a slot's refill waits
+// PD > 0: the PD tiles after those in flight are prefetched into L2 (l2_tile), meant to let a slot's refill wait
 // on L2 rather than on HBM: the tile's K and V rows of the warp's head, and its per-token scales (fp8 per
-// token-head) or norms (TurboQuant) of every KV head.
+// token-head) or norms (TurboQuant) of every KV head. Measured slower on the H200 (about half the hinted
+// sectors are read from HBM twice; reports/attn-notes.md): the l2_ahead rows only.
 template <typename T, int SL = 0, int PD = 0>
 struct RegSource {
   static_assert(!SL || T::FP8 || T::TQ, "one scale load per lane: fp8 per token-head, TurboQuant's norms");
