@@ -188,8 +188,9 @@ struct Tile {
   // (3-bit: a tile is a quarter of bf16's, 24 registers a thread)
   static constexpr int PF = PFO ? PFO : KV == KM_ATTN_BF16 ? 1 : U3 ? KM_ATTN_U3_PF : 2;
   // shared-memory ring: per thread and slot, 16-byte chunks (chunk q of lane l at (q * 32 + (l ^ (q & 7))) *
-  // 16: a warp's 16-byte reads of one chunk are conflict-free, and so are the copies' writes, which put
-  // pieces of four neighbouring chunks at the same lane positions): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
+  // 16: a warp's 16-byte reads of one chunk are conflict-free; the copies' writes are not, 2- to 4-way by a host
+  // model of quarter-warp phases, and Nsight Compute counts 78% of the ring's wavefronts excessive: see
+  // reports/attn-notes.md): K rows g and g + 8, then V rows 2c, 2c+1, 2c+8,
   // 2c+9 (rows under 16 bytes take a whole chunk), then for fp8 one chunk of the warp's 32 per-token scales
   static constexpr int KCH = KBYTES / 16;
   static constexpr int VCH = VBYTES < 16 ? 1 : VBYTES / 16;
