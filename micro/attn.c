@@ -888,28 +888,27 @@ PST(m32_bf16_b1_16k, 1, 16384, 0, 32);
 PST(m32_bf16_b1_32k, 1, 32768, 0, 32);
 PST(m32_bf16_b4_32k, 4, 32768, 0, 32);
 PST(m32st_bf16_b1_32k, 1, 32768, 1, 32);
-/* each format's default kernel with 2 or 4 tiles past those in flight prefetched into L2 (l2_ahead) */
-#define PL2_AT(name, fmt, sc, b, c, ahead)                                                                      \
+/* a GQA 32:8 d128 step of each format's default kernel with one option of the shape set (the designator and
+ * its value: .l2_ahead = N or .lazy_rescale = 1) */
+#define PDEF(name, fmt, sc, b, c, ...)                                                                         \
   static const attn_params name = {.op = A_DECODE, .heads = 32, .kv_heads = 8, .head_dim = 128, .kv = fmt,        \
-                                   .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1, .l2_ahead = ahead}
-#define PL2(name, fmt, sc, b, ahead) PL2_AT(name, fmt, sc, b, 32768, ahead)
+                                   .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1, __VA_ARGS__}
+/* each format's default kernel with 2 or 4 tiles past those in flight prefetched into L2 (l2_ahead) */
+#define PL2(name, fmt, sc, b, ahead) PDEF(name, fmt, sc, b, 32768, .l2_ahead = ahead)
 PL2(l2p2_bf16_b1_32k, BF, TEN, 1, 2);
 PL2(l2p2_bf16_b16_32k, BF, TEN, 16, 2);
 PL2(l2p2_fp8_b16_32k, E4, TOK, 16, 2);
 PL2(l2p4_fp8_b16_32k, E4, TOK, 16, 4);
 PL2(l2p4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 4);
 PL2(l2p2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2);
-PL2_AT(quick_l2_fp8, E4, TOK, 4, 4096, 4);
+PDEF(quick_l2_fp8, E4, TOK, 4, 4096, .l2_ahead = 4);
 /* each format's default kernel rescaling O only in steps where some row's running maximum moved (uniform 3-bit
  * and TurboQuant do so by default: their plain-rescale kernels are the ot2c3w and ot2c3s rows) */
-#define PLZ_AT(name, fmt, sc, b, c)                                                                             \
-  static const attn_params name = {.op = A_DECODE, .heads = 32, .kv_heads = 8, .head_dim = 128, .kv = fmt,        \
-                                   .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1, .lazy_rescale = 1}
-#define PLZ(name, fmt, sc, b) PLZ_AT(name, fmt, sc, b, 32768)
+#define PLZ(name, fmt, sc, b) PDEF(name, fmt, sc, b, 32768, .lazy_rescale = 1)
 PLZ(lz_bf16_b16_32k, BF, TEN, 16);
 PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
-PLZ_AT(quick_lz_fp8, E4, TOK, 4, 4096);
+PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
