@@ -227,12 +227,14 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
              "scale load per lane for fp8 e4m3 per token-head and TurboQuant): a combination KM_ATTN_VARIANTS lists, head_dim "
              "128, <= 8 query rows per KV head, register pipeline, not e5m2, not paired";
   }
+  // the options of each format's default kernel (kernel_default_option) exist at the variants' shape only
+  const bool default_option_shape = variant_shape && !is_variant(*s) && !s->pair && s->merge_inflight != 32;
   if (s->l2_ahead != 0 && s->l2_ahead != 2 && s->l2_ahead != 4) return "l2_ahead must be 0, 2 or 4";
-  if (s->l2_ahead && (!variant_shape || is_variant(*s) || s->pair || s->merge_inflight == 32))
+  if (s->l2_ahead && !default_option_shape)
     return "l2_ahead (tiles prefetched into L2): each format's default kernel only (head_dim 128, <= 8 query rows "
            "per KV head, register pipeline, not e5m2, no variant, not paired, no merge_inflight 32)";
   if (s->lazy_rescale != 0 && s->lazy_rescale != 1) return "lazy_rescale must be 0 or 1";
-  if (s->lazy_rescale && (!variant_shape || is_variant(*s) || s->pair || s->merge_inflight == 32 || s->l2_ahead))
+  if (s->lazy_rescale && (!default_option_shape || s->l2_ahead))
     return "lazy_rescale: each format's default kernel only (head_dim 128, <= 8 query rows per KV head, register "
            "pipeline, not e5m2, no variant, not paired, no merge_inflight 32, not with l2_ahead)";
   if (s->merge_inflight != 0 && s->merge_inflight != 16 && s->merge_inflight != 32)

@@ -1379,8 +1379,9 @@ Kern kernel_for_dims(int head_dim, int mt, km_attn_pipe pipe) {
 
 // A shape's variant (prefetch, otrans, ctas, unpack, scale_load) or paired-tile kernel of format KV.
 inline bool is_variant(const km_attn_shape &s) { return s.prefetch || s.otrans || s.ctas || s.unpack || s.scale_load; }
-// bf16's default kernel at head_dim 128 with <= 8 rows (mt 0), register pipeline, no variant, not paired: the
-// shape kernel_bf16_extra has its other instantiations for (stamps, merge_inflight 32).
+// bf16's default kernel at head_dim 128 with <= 8 rows (mt 0), register pipeline, no variant, not paired, no
+// L2 prefetch or lazy rescale: the shape kernel_bf16_extra has its other instantiations for (stamps,
+// merge_inflight 32).
 inline bool bf16_default_shape(const km_attn_shape &s, int mt) {
   return s.kv == KM_ATTN_BF16 && s.head_dim == 128 && mt == 0 && s.pipe == KM_ATTN_PIPE_REGISTERS && !s.pair &&
          !is_variant(s) && !s.l2_ahead && !s.lazy_rescale;
@@ -1442,8 +1443,9 @@ template <int KV>
 Kern kernels_of(const km_attn_shape &s, int mt) {
   constexpr bool three_bit = KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
   if (three_bit && (s.head_dim != 128 || s.pipe != KM_ATTN_PIPE_REGISTERS)) return Kern{nullptr, 0};
-  if (s.l2_ahead || s.lazy_rescale)
-    return mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS ? kernel_default_option<KV>(s) : Kern{nullptr, 0};
+  // the shape of the quantized formats' default variants and of the default kernels' options
+  const bool variant_default = mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS;
+  if (s.l2_ahead || s.lazy_rescale) return variant_default ? kernel_default_option<KV>(s) : Kern{nullptr, 0};
   if (s.pair || is_variant(s)) {
     if constexpr (KV == KM_ATTN_FP8_E5M2)
       return Kern{nullptr, 0};
@@ -1451,7 +1453,7 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
       return kernel_variant_or_paired<KV>(s);
   }
   if constexpr (has_default_variant<KV>())
-    if (mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS) return kernel_default_variant<KV>(s);
+    if (variant_default) return kernel_default_variant<KV>(s);
   if constexpr (three_bit)
     return mt == 1 ? kernel_pipe<128, KV, 1, KM_ATTN_PIPE_REGISTERS>()
            : mt == 2 ? kernel_pipe<128, KV, 2, KM_ATTN_PIPE_REGISTERS>()
