@@ -455,10 +455,7 @@ extern "C" cudaError_t km_quant_u3_dequantize(const km_quant_plan *plan, const u
   });
 }
 
-/* The default per (head_dim, K or V): the fastest of the variants timed side by side on an H200 (revision
- * 38d54ae96a26, reports/runs/h200-38d54ae.md, share of the mixed ceiling): K d64 v2 68.2% (v4 64.2%), K d128
- * v3 64.2% (v2 61.4%, v4 60.4%), K d256 v2 55.9% (v3 48.8%, v4 47.1%), V d128 v2 53.4% (v3 48.0%); V at d64
- * and d256 were not timed per variant: v2, as K there. */
+/* The variant's kernel; KM_TQ3_BEST resolves by km_tq3_resolve (quant_3bit.h, with the figures behind it). */
 extern "C" cudaError_t km_quant_tq3_quantize_variant(const km_quant_plan *plan, km_tq3_variant variant,
                                                      const uint16_t *src, uint8_t *codes, uint16_t *side,
                                                      size_t tokens, int heads, int head_dim, int is_v,

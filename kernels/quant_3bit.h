@@ -107,7 +107,10 @@ static inline int km_tq3_variant_bitwise(km_tq3_variant v) { return v != KM_TQ3_
  * K d64 v5 (192.0 / 194.2 us against v2's 199.8 / 200.7, revisions db2a279 and 9621248); K d128 v6 (185.5 us,
  * 72.9% of the mixed ceiling, against v5's 210.0 in the recorded run of 6a432be; 184.9 against 211.7 at
  * d1e8aea); K d256 v2 (240.7 against v5's 306.2); V v2 at every head_dim (d128: 258.9 us against v5's 268.6 and
- * v6's 289.6). reports/quant-notes.md; the former defaults stay rows. Any other variant is itself. */
+ * v6's 289.6). Before v5 and v6 (revision 38d54ae96a26, share of the mixed ceiling): K d64 v2 68.2% (v4 64.2%),
+ * K d128 v3 64.2% (v2 61.4%, v4 60.4%), K d256 v2 55.9% (v3 48.8%, v4 47.1%), V d128 v2 53.4% (v3 48.0%); V at
+ * d64 and d256 were not timed per variant: v2, as K there. reports/quant-notes.md; the former defaults stay
+ * rows. Any other variant is itself. */
 static inline km_tq3_variant km_tq3_resolve(km_tq3_variant v, int head_dim, int is_v) {
   if (v != KM_TQ3_BEST) return v;
   if (is_v) return KM_TQ3_ROWS64;
