@@ -43,7 +43,8 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 }
 
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
- * separate combine pass, fp8 scales loaded once per tile, the stamped kernel (all 0: the default kernel) */
+ * separate combine pass, fp8 scales loaded once per tile, the stamped kernel, the CTA merge's partials in
+ * flight, the default kernel's L2 prefetch or lazy rescale (all 0: the default kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale;
 } variant;

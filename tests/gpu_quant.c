@@ -307,7 +307,6 @@ static void test_tq3(const km_quant_plan *plan, size_t tokens, int heads, int d,
   free(x), free(gq), free(gs), free(go), free(wo);
 }
 
-
 /* One TurboQuant quantize kernel (quant_3bit.h's variants) on rows x d against the CPU reference: codes
  * and norms bit for bit, V residual norms within one fp16 unit (a non-bitwise variant: codes by
  * km_ref_tq3_codes_outside, norms within one fp16 unit and residuals within two), every byte written (outputs
