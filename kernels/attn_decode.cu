@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
 #include "attn_decode.h"
 #include "attn_decode_kernel.cuh"
 
@@ -205,7 +207,8 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->q_len < 1 || s->q_len > 4) return "q_len must be 1..4";
   if (s->window < 0) return "window must be >= 0";
   if (s->kv < 0 || s->kv >= KM_ATTN_KV_COUNT) return "unknown KV format";
-  if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING) return "unknown tile pipeline";
+  if (s->pipe != KM_ATTN_PIPE_REGISTERS && s->pipe != KM_ATTN_PIPE_SMEM_RING && s->pipe != KM_ATTN_PIPE_TMA)
+    return "unknown tile pipeline";
   if (s->combine != 0 && s->combine != 1) return "combine must be 0 (merge in the kernel where possible) or 1";
   if ((s->kv == KM_ATTN_U3 || s->kv == KM_ATTN_TQ3) && (s->head_dim != 128 || s->pipe != KM_ATTN_PIPE_REGISTERS))
     return "3-bit KV: head_dim 128, register pipeline";
@@ -244,6 +247,15 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
            "combine 0";
   if (s->pair && (s->pair != 1 || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";
+  if (s->tma_slots && s->pipe != KM_ATTN_PIPE_TMA) return "tma_slots: the TMA pipeline only";
+  if (s->pipe == KM_ATTN_PIPE_TMA) {
+    if (s->tma_slots != 0 && s->tma_slots != 3 && s->tma_slots != 4 && s->tma_slots != 6)
+      return "tma_slots must be 0 (the default), 3, 4 or 6";
+    if ((s->kv != KM_ATTN_FP8_E4M3 && s->kv != KM_ATTN_FP8_E5M2) || s->head_dim != 128 || rows_of(s) > 8 ||
+        is_variant(*s) || s->pair || s->l2_ahead || s->lazy_rescale || s->merge_inflight == 32)
+      return "TMA pipeline: fp8 (e4m3 or e5m2), head_dim 128, <= 8 query rows per KV head, no variant, not paired, "
+             "no l2_ahead, lazy_rescale or merge_inflight 32";
+  }
   if (rows_of(s) > (s->head_dim == 256 ? 16 : KM_ATTN_MAX_ROWS))
     return "q_len x group exceeds the rows one warp carries (32; 16 at head_dim 256)";
   return nullptr;
@@ -402,6 +414,36 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
   return slots * (p->shape.head_dim + 1) * sizeof(float);
 }
 
+// The TMA pipeline's tensor maps (TmaMaps): each pool as [cache_blocks x block_size rows][kv_heads][128 bytes] of
+// bytes, a box of 16 rows of one head, stored with the 128-byte swizzle, promoted to L2 in 256-byte lines. The
+// driver's encoder comes through the runtime's entry-point lookup (no link against the driver library).
+static cudaError_t tma_maps(TmaMaps *m, const km_attn_args *a, const km_attn_shape *s) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  const long long rows = a->cache_blocks * s->block_size;
+  if (!encode) return cudaErrorNotSupported;
+  if (a->cache_blocks < 1 || rows > INT32_MAX) return cudaErrorInvalidValue;
+  const size_t rb = km_attn_head_bytes(s->kv, s->head_dim);
+  const cuuint64_t dims[3] = {rb, (cuuint64_t)s->num_kv_heads, (cuuint64_t)rows};
+  const cuuint64_t strides[2] = {rb, rb * (cuuint64_t)s->num_kv_heads};  // bytes, dims 1 and 2
+  const cuuint32_t box[3] = {(cuuint32_t)rb, 1, KM_ATTN_TILE}, unit[3] = {1, 1, 1};
+  for (int i = 0; i < 2; ++i) {
+    CUtensorMap *map = i ? &m->v : &m->k;
+    void *base = const_cast<void *>(i ? a->v_cache : a->k_cache);
+    if (encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+      return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
 extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args *a, cudaStream_t stream) {
   const km_attn_shape *s = &pl->shape;
   const Kern k = decode_for(s, a->stamps != nullptr);
@@ -453,7 +495,13 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
       smem = smem > ms ? smem : ms;
     }
   }
-  void *args[] = {&p};
+  TmaMaps maps;
+  memset(&maps, 0, sizeof maps);
+  if (s->pipe == KM_ATTN_PIPE_TMA) {
+    const cudaError_t me = tma_maps(&maps, a, s);
+    if (me != cudaSuccess) return me;
+  }
+  void *args[] = {&p, &maps};
   const unsigned grid = (unsigned)((p.items + WARPS - 1) / WARPS);
   cudaError_t e = cudaLaunchKernel(k.fn, dim3(grid), dim3(WARPS * 32), args, smem, stream);
   if (e != cudaSuccess || !pl->split || pl->cta_merge) return e;

@@ -66,6 +66,9 @@ typedef enum km_attn_scale {
 typedef enum km_attn_pipe {
   KM_ATTN_PIPE_REGISTERS = 0, /* global -> fragment registers, 1 (bf16) or 2 (fp8) tiles ahead per warp */
   KM_ATTN_PIPE_SMEM_RING,     /* global -> shared-memory ring (cp.async), NS - 1 tiles ahead per warp */
+  KM_ATTN_PIPE_TMA,           /* global -> shared-memory ring by the tensor memory accelerator (sm_90): one bulk
+                                 tensor copy per K and per V tile, tma_slots - 1 tiles ahead per warp; fp8,
+                                 head_dim 128, <= 8 query rows per KV head, no variant */
 } km_attn_pipe;
 
 typedef struct km_attn_shape {
@@ -107,7 +110,12 @@ typedef struct km_attn_shape {
   int lazy_rescale;    /* 1: O is rescaled only in a step where some row's running maximum moved (the same values;
                           fewer instructions per tile); the same kernels as l2_ahead, and not with it; uniform
                           3-bit's and TurboQuant's default kernels rescale so anyway */
+  int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the default, KM_ATTN_TMA_SLOTS), 3, 4 or 6
+                          (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM so that the rings
+                          fit); 0 for the other pipelines */
 } km_attn_shape;
+
+#define KM_ATTN_TMA_SLOTS 4 /* the TMA pipeline's default ring: 3 tiles ahead per warp, 12 warps per SM */
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:
  * uniform 3-bit only; scale_load 1: fp8 e4m3 per token-head and TurboQuant only), as X(prefetch, otrans,
@@ -196,6 +204,8 @@ typedef struct km_attn_args {
                                       (bf16, head_dim 128, <= 8 rows, register pipeline, no variant; any other
                                       shape is refused with cudaErrorNotSupported), with the shape's
                                       merge_inflight */
+  long long cache_blocks;          /* blocks in each of the K and V caches (and their scales): the TMA pipeline's
+                                      tensor maps need the extent; 0 refuses that pipeline */
 } km_attn_args;
 
 /* The step: the decode kernel, then the combine pass when the plan splits without cta_merge. */

@@ -8,7 +8,8 @@
 // query rows of its KV head, padded to m16 tiles. Tiles come from one of two sources (the shape's pipe):
 // straight from global memory into each thread's fragment registers with 16-byte loads, one or two tiles
 // ahead (RegSource), or through a ring of shared-memory slots the warp fills with coalesced cp.async, NS - 1
-// tiles ahead (RingSource). Every K/V byte is loaded once; the fragments are:
+// tiles ahead (RingSource), or through a ring the tensor memory accelerator fills, one copy per K and per V tile
+// (TmaSource, sm_90, fp8 at head_dim 128). Every K/V byte is loaded once; the fragments are:
 //   S^T = Q K^T  (A = Q rows, B = K, k = head dims): thread (g = lane/4, c = lane%4) owns head dims
 //        [c*D/4, (c+1)*D/4) of K rows g and g+8 of the tile; the same permutation of the k index is applied
 //        to Q's fragment, which leaves the dot products unchanged.
@@ -18,6 +19,7 @@
 #ifndef KM_KERNELS_ATTN_DECODE_KERNEL_CUH
 #define KM_KERNELS_ATTN_DECODE_KERNEL_CUH
 
+#include <cuda.h>  // CUtensorMap (the TMA pipeline's tensor maps; a type only, no driver call here)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -28,6 +30,7 @@
 #include <type_traits>
 
 #include "attn_decode.h"
+#include "bulk_copy.cuh"
 #include "tq3_sign.h"
 #include "u3_unpack.h"
 
@@ -55,6 +58,13 @@ struct Params {
   const uint16_t *k_side, *v_side;  // TurboQuant: fp16 norms, K [rows x kv_heads], V [rows x kv_heads][2]
   uint32_t sign[4];                 // TurboQuant: bit i of word w flips element 32 w + i (head_dim 128)
   unsigned long long *stamps;       // the stamped instantiation (ST 1): KM_ATTN_STAMPS values per item
+};
+
+// The TMA pipeline's tensor maps of the K and V pools (a __grid_constant__ parameter of every decode kernel, used
+// by the KM_ATTN_PIPE_TMA instantiations only): each pool as [pool rows][kv_heads][128 bytes], a box of 16 rows of
+// one head, written to shared memory with the 128-byte swizzle (TmaSource).
+struct TmaMaps {
+  CUtensorMap k, v;
 };
 
 // Stamps (decode_kernel's ST 1, km_attn_args.stamps; the slots are KM_ATTN_STAMP_*): lane 0 of each warp
@@ -164,7 +174,7 @@ __device__ __forceinline__ void zero_row(Row<BYTES> &r) {
 // MT: m16 tiles of query rows; 0 = one tile of which only rows 0..7 are real (q_len x group <= 8), so its
 // upper half is never loaded or softmaxed.
 // PFO: tiles in flight per warp of the register pipeline when not 0 (the default below otherwise), for
-// the prefetch-depth rows that time the choice.
+// the prefetch-depth rows that time the choice; the TMA pipeline's ring slots per warp (decode_kernel).
 template <int D, int KV, int MT, int PFO = 0>
 struct Tile {
   static constexpr int DIM = D;
@@ -473,13 +483,52 @@ __device__ __forceinline__ float shfl_same_c(float x) {
   return r;
 }
 
+// A tile's 32 per-token scales (fp8 per token-head) or fp16 norms (TurboQuant), one per lane: lane (g, c) loads
+// value g of column c of the tile, i.e. K (g < 4) or V of token 8 (g / 2 % 2) + 2c + g % 2, and the threads take
+// their 4 + 4 from the lanes of their c with shuffles when the tile is computed on (a TurboQuant norm is
+// converted and scaled then, once per lane, not at its load).
+template <typename T>
+struct LaneScale {
+  using Scale = typename std::conditional<T::TQ, uint16_t, float>::type;  // as stored: fp16 norm, fp32 scale
+  const Scale *src;  // this lane's value of a tile at pool row 0
+  int stride;        // elements per pool row (fp8 kv_heads; TurboQuant K norms kv_heads, V 2 kv_heads)
+  float mul;         // TurboQuant: 1 / d for a K norm, VSF / d for a V norm
+
+  __device__ __forceinline__ void init(const Item &it) {
+    const int tok = 8 * ((it.g >> 1) & 1) + 2 * it.c + (it.g & 1);
+    const size_t si = (size_t)tok * it.p->kv_heads + it.kvh;
+    if constexpr (T::TQ) {
+      stride = it.g < 4 ? it.p->kv_heads : 2 * it.p->kv_heads;
+      src = it.g < 4 ? it.p->k_side + si : it.p->v_side + 2 * si;
+      mul = it.g < 4 ? 1.f / T::DIM : T::VSF / T::DIM;
+    } else {
+      src = (it.g < 4 ? it.p->k_scale : it.p->v_scale) + si;
+      stride = it.p->kv_heads;
+    }
+  }
+  // this lane's value of the tile whose token 0 is at pool row `row`
+  __device__ __forceinline__ Scale load(long long row) const { return __ldg(src + (size_t)row * stride); }
+  // the values each thread multiplies by: K's scales and V's scales x VSF (fp8, as loaded), or norm / d and norm
+  // x VSF / d (TurboQuant: converted here, mul holding the factor of this lane's norm)
+  __device__ __forceinline__ void spread(Scale v_lane, float (&k)[2][2], float (&v)[2][2]) const {
+    float x;
+    if constexpr (T::TQ)
+      x = __half2float(__ushort_as_half(v_lane)) * mul;
+    else
+      x = v_lane;
+    constexpr float VM = T::TQ ? 1.f : T::VSF;  // TurboQuant's VSF is in mul already
+    k[0][0] = shfl_same_c<0>(x), k[0][1] = shfl_same_c<1>(x);
+    k[1][0] = shfl_same_c<2>(x), k[1][1] = shfl_same_c<3>(x);
+    v[0][0] = shfl_same_c<4>(x) * VM, v[0][1] = shfl_same_c<5>(x) * VM;
+    v[1][0] = shfl_same_c<6>(x) * VM, v[1][1] = shfl_same_c<7>(x) * VM;
+  }
+};
+
 // Tile source 1 (KM_ATTN_PIPE_REGISTERS): K and V straight from global memory into each thread's fragment
 // registers, PF tiles in flight: slot u holds tile i0 + u while the loop works through the ring, and is
 // refilled with tile i0 + u + PF as soon as its K (then its V) has been consumed. Per-token scales travel
 // with their tile's K: each thread loads its own 4 + 4 (SL 0), or (SL 1: fp8's scales, TurboQuant's fp16
-// norms) lane (g, c) loads the one value g of column c of the tile, i.e. K (g < 4) or V of token
-// 8 (g / 2 % 2) + 2c + g % 2, and the threads take their 4 + 4 from the lanes of their c with shuffles when
-// the tile is computed on (a TurboQuant norm is converted and scaled then, once per lane, not at its load).
+// norms) one per lane (LaneScale).
 // PD > 0: the PD tiles after those in flight are prefetched into L2 (l2_tile), meant to let a slot's refill wait
 // on L2 rather than on HBM: the tile's K and V rows of the warp's head, and its per-token scales (fp8 per
 // token-head) or norms (TurboQuant) of every KV head. Measured slower on the H200 (about half the hinted
@@ -488,17 +537,14 @@ template <typename T, int SL = 0, int PD = 0>
 struct RegSource {
   static_assert(!SL || T::FP8 || T::TQ, "one scale load per lane: fp8 per token-head, TurboQuant's norms");
   static constexpr int N = T::PF;
-  using Scale = typename std::conditional<T::TQ, uint16_t, float>::type;  // as stored: fp16 norm, fp32 scale
   Row<T::KBYTES> kr[N][2];
   Row<T::VBYTES> vr[N][4];
   long long row[N];
   int tile[N];
-  float ksc[N][2][2], vsc[N][2][2];  // SL 0
-  Scale lsc[N];                      // SL 1: this lane's scale of the slot's tile
-  const Scale *lsrc;                 // SL 1: this lane's scale of a tile at pool row 0
-  int lstride;                       // SL 1, TurboQuant: elements per pool row (K norms 1, V 2 per head)
-  float lmul;                        // SL 1, TurboQuant: 1 / d for a K norm, VSF / d for a V norm
-  long long pf_list;                 // PD: lane j holds the pool row of a tile 32 k + j after tile tb + N
+  float ksc[N][2][2], vsc[N][2][2];     // SL 0
+  typename LaneScale<T>::Scale lsc[N];  // SL 1: this lane's scale of the slot's tile
+  LaneScale<T> ls;                      // SL 1
+  long long pf_list;                    // PD: lane j holds the pool row of a tile 32 k + j after tile tb + N
 
   // Hint tile j (warp-uniform, >= tb + N, asked for in order, one after another) into L2: lane l takes K row l
   // (l < 16) or V row l - 16, and sector l % 16 (then + 16 ...) of the tile's K or V scales of every KV head.
@@ -533,10 +579,8 @@ struct RegSource {
     load_row(kr[u][1], base + (size_t)(it.g + 8) * it.row_stride);
     // per-token scales of the thread's four tokens: fp8 per token-head, or TurboQuant's norms / head_dim
     // (scores and P carry them: the rotation has no scale)
-    if constexpr (SL && T::TQ) {
-      lsc[u] = __ldg(lsrc + (size_t)row[u] * lstride);
-    } else if constexpr (SL) {
-      if (it.p->per_token) lsc[u] = __ldg(lsrc + (size_t)row[u] * it.p->kv_heads);
+    if constexpr (SL) {
+      if (T::TQ || it.p->per_token) lsc[u] = ls.load(row[u]);
     } else if constexpr (T::FP8 || T::TQ) {
       if (T::TQ || it.p->per_token) {
 #pragma unroll
@@ -562,17 +606,7 @@ struct RegSource {
       load_row(vr[u][w], base + (size_t)(2 * it.c + (w & 1) + 8 * (w >> 1)) * it.row_stride);
   }
   __device__ __forceinline__ void start(Item &it) {
-    if constexpr (SL) {
-      const int tok = 8 * ((it.g >> 1) & 1) + 2 * it.c + (it.g & 1);
-      const size_t si = (size_t)tok * it.p->kv_heads + it.kvh;
-      if constexpr (T::TQ) {
-        lstride = it.g < 4 ? it.p->kv_heads : 2 * it.p->kv_heads;
-        lsrc = it.g < 4 ? it.p->k_side + si : it.p->v_side + 2 * si;
-        lmul = it.g < 4 ? 1.f / T::DIM : T::VSF / T::DIM;
-      } else {
-        lsrc = (it.g < 4 ? it.p->k_scale : it.p->v_scale) + si;
-      }
-    }
+    if constexpr (SL) ls.init(it);
 #pragma unroll
     for (int u = 0; u < N; ++u)
       if (it.tb + u < it.te) {
@@ -591,18 +625,7 @@ struct RegSource {
   __device__ __forceinline__ void k_row(Item &, int u, int t, Row<T::KBYTES> &r) const { r = kr[u][t]; }
   __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
     if constexpr (SL) {
-      // the values SL 0 has: K's scales and V's scales x VSF (fp8, as loaded), or norm / d and norm x VSF / d
-      // (TurboQuant: converted here, lmul holding the factor of this lane's norm)
-      float x;
-      if constexpr (T::TQ)
-        x = __half2float(__ushort_as_half(lsc[u])) * lmul;
-      else
-        x = lsc[u];
-      constexpr float VM = T::TQ ? 1.f : T::VSF;  // TurboQuant's VSF is in lmul already
-      k[0][0] = shfl_same_c<0>(x), k[0][1] = shfl_same_c<1>(x);
-      k[1][0] = shfl_same_c<2>(x), k[1][1] = shfl_same_c<3>(x);
-      v[0][0] = shfl_same_c<4>(x) * VM, v[0][1] = shfl_same_c<5>(x) * VM;
-      v[1][0] = shfl_same_c<6>(x) * VM, v[1][1] = shfl_same_c<7>(x) * VM;
+      ls.spread(lsc[u], k, v);  // the values SL 0 has
     } else {
 #pragma unroll
       for (int t = 0; t < 2; ++t)
@@ -693,6 +716,104 @@ struct RingSource {
   }
   __device__ __forceinline__ void after_pv(Item &, int, int) {}
   __device__ __forceinline__ void finish() { cp_async_wait<0>(); }  // no copy outlives the kernel
+};
+
+// Tile source 3 (KM_ATTN_PIPE_TMA, sm_90): the tensor memory accelerator copies a tile's K rows and its V rows of
+// the warp's head (16 rows of 128 bytes each, kv_heads x 128 bytes apart in the pool) into a slot of the warp's
+// ring of NS, one bulk tensor copy each, issued by lane 0 and counted in bytes on the slot's mbarrier, NS - 1
+// tiles ahead of the one computed on (slot u holds tile tb + u, mod NS; tile i + NS - 1 goes into the slot tile
+// i - 1 left). No thread holds a tile in flight in registers and no lane issues per-row copies: the bytes in
+// flight are NS - 1 slots per warp whatever the registers. The copies store the rows with the 128-byte swizzle
+// (16-byte chunk j of row r at chunk j ^ (r % 8) of its 128 bytes), under which the fragments' reads are
+// conflict-free: K chunks 2c and 2c + 1 of rows g and g + 8, V chunk g of rows 2c, 2c + 1, 2c + 8, 2c + 9; each
+// quarter-warp's eight lanes read eight distinct chunk positions. Per-token scales one per lane (LaneScale),
+// loaded when the tile's copies are issued.
+template <typename T, int NS>
+struct TmaSource {
+  static_assert(T::FP8 && T::RB == 128 && T::KBYTES == 32 && T::VBYTES == 16,
+                "TMA tiles: fp8 at head_dim 128 (a row is one 128-byte swizzle span)");
+  static_assert(NS >= 2, "a ring of at least two slots");
+  static constexpr int N = NS;
+  static constexpr int TILE_BYTES = KM_ATTN_TILE * T::RB;  // K or V of one tile: 2 KiB, two swizzle atoms
+  static constexpr int SLOT_BYTES = 2 * TILE_BYTES;
+  // per CTA: the rings (1024-byte aligned, the swizzle's period: up to 1008 bytes of padding after the static
+  // shared memory), then each warp's NS mbarriers
+  static constexpr int SMEM = 1024 + WARPS * NS * (SLOT_BYTES + 8);
+  const CUtensorMap *kmap, *vmap;
+  char *ring;     // this warp's slot 0
+  uint64_t *bar;  // this warp's NS mbarriers
+  LaneScale<T> ls;
+  float lsc[N];  // this lane's scale of the slot's tile (per-token scales)
+  int tile[N];
+
+  // the CTA's dynamic shared memory `smem`: this warp's ring and mbarriers
+  __device__ __forceinline__ void place(char *smem, int warp) {
+    const uint32_t a = smem_addr(smem), pad = ((a + 1023u) & ~1023u) - a;
+    ring = smem + pad + (size_t)warp * NS * SLOT_BYTES;
+    bar = reinterpret_cast<uint64_t *>(smem + pad + (size_t)WARPS * NS * SLOT_BYTES) + warp * NS;
+  }
+  __device__ __forceinline__ void issue(Item &it, int i, int u) {
+    const long long row0 = it.tile_row(i, tile[u]);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
+    if (it.lane == 0) {
+      km_bulk::fence_async_shared();  // the warp's reads of the slot (tile u - N's), ordered before the copies
+      km_bulk::bar_expect(bar + u, SLOT_BYTES);
+      char *slot = ring + u * SLOT_BYTES;
+      km_bulk::load_box3(slot, kmap, 0, it.kvh, (int)row0, bar + u);
+      km_bulk::load_box3(slot + TILE_BYTES, vmap, 0, it.kvh, (int)row0, bar + u);
+    }
+#else
+    __trap();  // the host launches this pipeline only where sm_90 code runs (kernel_pipe)
+#endif
+    if (it.p->per_token) lsc[u] = ls.load(row0);
+  }
+  __device__ __forceinline__ void start(Item &it) {
+    ls.init(it);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
+    if (it.lane == 0) {
+      for (int u = 0; u < N; ++u) km_bulk::bar_init(bar + u, 1);
+      km_bulk::bar_init_fence();
+    }
+    __syncwarp();
+#endif
+#pragma unroll
+    for (int u = 0; u < N - 1; ++u)
+      if (it.tb + u < it.te) issue(it, it.tb + u, u);
+  }
+  __device__ __forceinline__ void arrive(Item &it, int i, int u) {
+    __syncwarp();  // every lane has read the slot of tile i - 1
+    if (i + N - 1 < it.te) issue(it, i + N - 1, (u + N - 1) % N);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
+    km_bulk::bar_wait(bar + u, (uint32_t)((i - it.tb) / N) & 1u);  // tile i's bytes have landed
+#endif
+  }
+  __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }
+  // 16-byte chunk j of row r of a tile at `base`, under the swizzle
+  static __device__ __forceinline__ uint4 chunk(const char *base, int r, int j) {
+    return *reinterpret_cast<const uint4 *>(base + r * T::RB + ((j ^ (r & 7)) << 4));
+  }
+  __device__ __forceinline__ void k_row(Item &it, int u, int t, Row<T::KBYTES> &r) const {
+    const char *base = ring + u * SLOT_BYTES;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const uint4 x = chunk(base, it.g + 8 * t, 2 * it.c + k);
+      r.w[4 * k] = x.x, r.w[4 * k + 1] = x.y, r.w[4 * k + 2] = x.z, r.w[4 * k + 3] = x.w;
+    }
+  }
+  __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
+    ls.spread(lsc[u], k, v);
+  }
+  __device__ __forceinline__ void after_s(Item &, int, int) {}
+  __device__ __forceinline__ void v_rows(Item &it, int u, Row<T::VBYTES> (&v)[4]) const {
+    const char *base = ring + u * SLOT_BYTES + TILE_BYTES;
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const uint4 x = chunk(base, 2 * it.c + (w & 1) + 8 * (w >> 1), it.g);
+      v[w].w[0] = x.x, v[w].w[1] = x.y, v[w].w[2] = x.z, v[w].w[3] = x.w;
+    }
+  }
+  __device__ __forceinline__ void after_pv(Item &, int, int) {}
+  __device__ __forceinline__ void finish() {}  // every copy issued was waited for
 };
 
 // Shared memory the CTA merge takes: each warp's partial (rows x D outputs and rows log2-sum-exps).
@@ -794,10 +915,10 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
 // LZ: 1 skips the rescale of O in a step where no row's running maximum moved (the same values).
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
           int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0>
-__global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p) {
+__global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p, const __grid_constant__ TmaMaps maps) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
-  static_assert(!OT || (T::HALVES == 1 && PIPE == KM_ATTN_PIPE_REGISTERS), "O^T: <= 8 rows, register pipeline");
+  static_assert(!OT || (T::HALVES == 1 && PIPE != KM_ATTN_PIPE_SMEM_RING), "O^T: <= 8 rows, registers or TMA");
   static_assert(!UW || T::U3, "16-bit window unpacking: uniform 3-bit");
   static_assert(!SL || ((T::FP8 || T::TQ) && PIPE == KM_ATTN_PIPE_REGISTERS),
                 "one scale load per lane: fp8 or TurboQuant, register pipeline");
@@ -917,11 +1038,18 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   Item it{&p, p.table + (size_t)seq * p.mbps,
           p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr,
           (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0};
-  using Source = typename std::conditional<PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>, RegSource<T, SL, PD>>::type;
+  using Source = typename std::conditional<
+      PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>,
+      typename std::conditional<PIPE == KM_ATTN_PIPE_TMA, TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS>,
+                                RegSource<T, SL, PD>>::type>::type;
   Source src;
   if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
     src.ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
     src.ring_s = smem_addr(src.ring);
+  } else if constexpr (PIPE == KM_ATTN_PIPE_TMA) {
+    src.place(smem, warp);
+    src.kmap = &maps.k;
+    src.vmap = &maps.v;
   }
   constexpr int N = Source::N;
   static_assert(TT == 1 || (PIPE == KM_ATTN_PIPE_REGISTERS && N % 2 == 0), "pairs of tiles: registers, even depth");
@@ -1203,7 +1331,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
   float *part_o = p.part_o + (size_t)item * p.rows * D, *part_lse = p.part_lse + (size_t)item * p.rows;
   if (p.cta_merge) {
-    if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) __syncthreads();  // the rings are done with the memory
+    if constexpr (PIPE != KM_ATTN_PIPE_REGISTERS) __syncthreads();  // the rings are done with the memory
     float *sm = reinterpret_cast<float *>(smem);
     part_o = sm + (size_t)warp * p.rows * D;
     part_lse = sm + (size_t)WARPS * p.rows * D + warp * p.rows;
@@ -1296,6 +1424,15 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   }
 }
 
+// Dynamic shared memory of a ring pipeline's CTA (the TMA pipeline's ring has PFO slots per warp, 0: the default).
+template <typename T, int PIPE, int PFO>
+constexpr int ring_smem() {
+  if constexpr (PIPE == KM_ATTN_PIPE_TMA)
+    return TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS>::SMEM;
+  else
+    return T::SMEM;
+}
+
 // A decode kernel and the dynamic shared memory (its slot ring) it launches with.
 struct Kern {
   const void *fn;
@@ -1309,10 +1446,19 @@ Kern kernel_pipe() {
   const void *fn =
       reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
+  constexpr int smem = ring_smem<T, PIPE, PFO>();
+  if constexpr (PIPE == KM_ATTN_PIPE_TMA) {
+    // the bulk tensor copies exist in sm_90 code only: no kernel where another image would run (its body traps)
+    static const bool runs = [fn] {
+      km_kernel_image img;
+      return km_kernel_image_query(fn, &img) == cudaSuccess && km_kernel_image_runs(&img, KM_BULK_MIN_ARCH);
+    }();
+    if (!runs) return Kern{nullptr, 0};
+  }
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
-  static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM);
+  static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   (void)set;
-  return Kern{fn, T::SMEM};
+  return Kern{fn, smem};
 }
 
 template <int D, int KV, int MT>
@@ -1437,12 +1583,32 @@ Kern kernel_default_option(const km_attn_shape &s) {
   return s.l2_ahead == 2 ? kernel_default_variant<KV, 2>(s) : s.l2_ahead == 4 ? kernel_default_variant<KV, 4>(s) : Kern{nullptr, 0};
 }
 
+// The TMA pipeline's kernel of fp8 format KV (head_dim 128, <= 8 rows, O^T accumulators) with s.tma_slots ring
+// slots per warp (0: KM_ATTN_TMA_SLOTS), registers capped so that the CTAs the rings leave room for fit: 3 slots
+// 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA).
+template <int KV>
+Kern kernel_tma(const km_attn_shape &s) {
+  constexpr int P = KM_ATTN_PIPE_TMA;
+  switch (s.tma_slots ? s.tma_slots : KM_ATTN_TMA_SLOTS) {
+    case 3: return kernel_pipe<128, KV, 0, P, 3, 1, 1, 4>();
+    case 4: return kernel_pipe<128, KV, 0, P, 4, 1, 1, 3>();
+    case 6: return kernel_pipe<128, KV, 0, P, 6, 1, 1, 2>();
+    default: return Kern{nullptr, 0};
+  }
+}
+
 // Format KV's launch descriptor for a shape (mt: its m16 row tiles, 0 for <= 8 rows); {nullptr, 0} where it
 // has none. 3-bit formats: head_dim 128 and the register pipeline only (km_attn_shape_error says so).
 template <int KV>
 Kern kernels_of(const km_attn_shape &s, int mt) {
   constexpr bool three_bit = KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
   if (three_bit && (s.head_dim != 128 || s.pipe != KM_ATTN_PIPE_REGISTERS)) return Kern{nullptr, 0};
+  if (s.pipe == KM_ATTN_PIPE_TMA) {
+    if constexpr (KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2)
+      return mt == 0 && s.head_dim == 128 ? kernel_tma<KV>(s) : Kern{nullptr, 0};
+    else
+      return Kern{nullptr, 0};
+  }
   // the shape of the quantized formats' default variants and of the default kernels' options
   const bool variant_default = mt == 0 && s.head_dim == 128 && s.pipe == KM_ATTN_PIPE_REGISTERS;
   if (s.l2_ahead || s.lazy_rescale) return variant_default ? kernel_default_option<KV>(s) : Kern{nullptr, 0};

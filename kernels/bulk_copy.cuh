@@ -45,6 +45,18 @@ __device__ __forceinline__ void load(void *dst_smem, const void *src, uint32_t b
                "l"(src), "r"(bytes), "r"(smem_addr(bar))
                : "memory");
 }
+// One box of a 3-D tensor map at coordinates (x, y, z), x fastest, into shared memory, its bytes counted on bar.
+// `map` is a tensor map in parameter space (a __grid_constant__ kernel parameter) or in constant/global memory.
+__device__ __forceinline__ void load_box3(void *dst_smem, const void *map, int x, int y, int z, uint64_t *bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];" ::"r"(smem_addr(dst_smem)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
+}
+// This thread's earlier accesses to shared memory through the generic proxy (ordinary loads), ordered before its
+// later ones through the async proxy (bulk copies into the same bytes).
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void store(void *dst, const void *src_smem, uint32_t bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(smem_addr(src_smem)),
                "r"(bytes)

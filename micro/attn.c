@@ -55,6 +55,7 @@ typedef struct attn_params {
   int merge_inflight; /* 32: the CTA merge's last CTA loads all of up to 32 CTA partials at once (bf16) */
   int l2_ahead;       /* 2 or 4: the default kernel also prefetches that many tiles ahead into L2 */
   int lazy_rescale;   /* 1: the default kernel rescales O only where a row's maximum moved */
+  int tma_slots;      /* the TMA pipeline's ring slots per warp (0: its default) */
 } attn_params;
 
 enum {
@@ -184,6 +185,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.merge_inflight = p->merge_inflight;
   r->sh.l2_ahead = p->l2_ahead;
   r->sh.lazy_rescale = p->lazy_rescale;
+  r->sh.tma_slots = p->tma_slots;
   r->batch = p->batch;
 }
 
@@ -308,6 +310,11 @@ static void fill_cache(km_bench *b, attn_run *r) {
 static int make_plan(km_bench *b, attn_run *r, km_attn_plan *pl, const int32_t *ctx, int sparse_pages) {
   char err[256];
   int warps = km_attn_target_warps(&r->sh, km_bench_device_id(b));
+  if (warps == 0) {
+    km_bench_skip(b, "no decode kernel for this shape runs on this device%s",
+                  r->sh.pipe == KM_ATTN_PIPE_TMA ? " (the TMA pipeline needs sm_90 code on an sm_90 device)" : "");
+    return -1;
+  }
   if (km_attn_plan_make(pl, &r->sh, r->batch, ctx, r->mbps, sparse_pages, r->p->chunk_tiles, warps, err,
                         sizeof err) != 0) {
     km_bench_skip(b, "%s", err);
@@ -443,6 +450,7 @@ static void setup(km_bench *b, const attn_params *p, attn_run *r) {
   use_copy(r, 0);
   r->args.block_table = r->d_table;
   r->args.context_lens = r->d_ctx;
+  r->args.cache_blocks = r->num_blocks;
   r->args.sm_scale = 1.0f / sqrtf((float)r->sh.head_dim);
   r->args.out = r->out;
   if (p->op == A_QUEST) setup_quest(b, r);
@@ -738,6 +746,9 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
+  if (p->pipe == KM_ATTN_PIPE_TMA)
+    snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp",
+             p->tma_slots ? p->tma_slots : KM_ATTN_TMA_SLOTS);
   const char *merge = !r->plan.split       ? ""
                       : !r->plan.cta_merge  ? ", combine pass"
                       : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
@@ -909,6 +920,20 @@ PLZ(lz_bf16_b16_32k, BF, TEN, 16);
 PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
 PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
+/* fp8 tiles copied by the tensor memory accelerator into a shared-memory ring (sm_90): 3, 4 or 6 slots per warp
+ * (registers capped for 4, 3 or 2 CTAs per SM), against the register pipeline of each format's default */
+#define PTMA(name, fmt, sc, b, c, slots) PDEF(name, fmt, sc, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_slots = slots)
+PTMA(tma3_fp8_b16_32k, E4, TOK, 16, 32768, 3);
+PTMA(tma4_fp8_b16_32k, E4, TOK, 16, 32768, 4);
+PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
+PTMA(tma3_fp8_b64_32k, E4, TOK, 64, 32768, 3);
+PTMA(tma4_fp8_b64_32k, E4, TOK, 64, 32768, 4);
+PTMA(tma6_fp8_b64_32k, E4, TOK, 64, 32768, 6);
+PTMA(tma4_fp8_b1_32k, E4, TOK, 1, 32768, 4);
+PTMA(tma4_fp8_b64_128k, E4, TOK, 64, 131072, 4);
+PTMA(tma4_e4t_b16_32k, E4, TEN, 16, 32768, 4);
+PTMA(tma4_e5k_b16_32k, E5, TOK, 16, 32768, 4);
+PTMA(quick_tma_fp8, E4, TOK, 4, 4096, 0);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1106,6 +1131,19 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("bf16", 16, "lz", SUM_LZ, lz_bf16_b16_32k, T_GQA),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
+#define SUM_TMA "the same step with K/V tiles copied by the tensor memory accelerator into a shared-memory ring (tmaN: " \
+                "N slots per warp, N - 1 tiles ahead; one bulk tensor copy per K and V tile, 128-byte swizzle)"
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma3", SUM_TMA, tma3_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma6", SUM_TMA, tma6_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma3", SUM_TMA, tma3_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4", SUM_TMA, tma4_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma6", SUM_TMA, tma6_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 1, "tma4", SUM_TMA, tma4_fp8_b1_32k, "kv_quant"),
+    SUFFIX_ROW("attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b64/ctx128k", "tma4", "kv_quant", SUM_TMA,
+               tma4_fp8_b64_128k),
+    CTX32K_ROW("fp8_e4m3_tensor", 16, "tma4", SUM_TMA, tma4_e4t_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e5m2_tokhead", 16, "tma4", SUM_TMA, tma4_e5k_b16_32k, "kv_quant"),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
@@ -1157,6 +1195,8 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_fp8,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma/quick", "kv_quant", SUM_TMA, run_attn, &quick_tma_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},

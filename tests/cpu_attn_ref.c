@@ -350,6 +350,49 @@ static void test_l2_ahead_shape(void) {
   }
 }
 
+/* The TMA pipeline: fp8 (e4m3, e5m2; either scale) at head_dim 128 with <= 8 rows, no variant or option, ring
+ * slots 0 (its default), 3, 4 or 6; tma_slots on another pipeline is refused; each refusal says why. */
+static void test_tma_shape(void) {
+  const km_attn_kv ok[] = {KM_ATTN_FP8_E4M3, KM_ATTN_FP8_E5M2};
+  const int slots[] = {0, 3, 4, 6};
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t k = 0; k < sizeof slots / sizeof slots[0]; ++k)
+      for (int sc = 0; sc < 2; ++sc) {
+        km_attn_shape sh = {32, 8, 128, 16, 1, 0, ok[i], sc ? KM_ATTN_SCALE_TOKEN_HEAD : KM_ATTN_SCALE_TENSOR};
+        sh.pipe = KM_ATTN_PIPE_TMA, sh.tma_slots = slots[k];
+        const char *why = km_attn_shape_error(&sh);
+        KM_EXPECT_MSG(why == NULL, "format %d, slots %d: %s", (int)ok[i], slots[k], why ? why : "");
+        sh.q_len = 2, sh.block_size = 64, sh.window = 100; /* 8 rows */
+        KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+      }
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_FP8_E4M3, KM_ATTN_SCALE_TOKEN_HEAD};
+  sh.pipe = KM_ATTN_PIPE_TMA;
+  km_attn_shape bad[9];
+  for (int i = 0; i < 9; ++i) bad[i] = sh;
+  bad[0].kv = KM_ATTN_BF16, bad[0].scale = KM_ATTN_SCALE_TENSOR;
+  bad[1].head_dim = 64;
+  bad[2].head_dim = 256, bad[2].num_heads = 16;
+  bad[3].q_len = 3; /* 12 rows */
+  bad[4].num_kv_heads = 1; /* 32 rows */
+  bad[5].tma_slots = 5;
+  bad[6].tma_slots = 2;
+  bad[7].pipe = KM_ATTN_PIPE_REGISTERS, bad[7].tma_slots = 4;
+  bad[8].pipe = KM_ATTN_PIPE_SMEM_RING, bad[8].tma_slots = 3;
+  for (int i = 0; i < 9; ++i) {
+    const char *why = km_attn_shape_error(&bad[i]);
+    KM_EXPECT_MSG(why && (strstr(why, "TMA") || strstr(why, "tma_slots")), "case %d: %s", i, why ? why : "accepted");
+  }
+  /* options of the other pipelines are refused with it (by their own rule or by this one) */
+  km_attn_shape opt[5];
+  for (int i = 0; i < 5; ++i) opt[i] = sh;
+  opt[0].prefetch = 1, opt[0].otrans = 1, opt[0].scale_load = 1;
+  opt[1].pair = 1;
+  opt[2].l2_ahead = 2;
+  opt[3].lazy_rescale = 1;
+  opt[4].kv = KM_ATTN_U3, opt[4].scale = KM_ATTN_SCALE_TENSOR;
+  for (int i = 0; i < 5; ++i) KM_EXPECT_MSG(km_attn_shape_error(&opt[i]) != NULL, "option %d accepted", i);
+}
+
 /* lazy_rescale: 0 or 1, at the same kernel shapes as l2_ahead, and not together with it. */
 static void test_lazy_rescale_shape(void) {
   const km_attn_kv ok[] = {KM_ATTN_BF16, KM_ATTN_FP8_E4M3, KM_ATTN_U3, KM_ATTN_TQ3};
@@ -473,5 +516,6 @@ int main(void) {
   test_scale_load_shape();
   test_l2_ahead_shape();
   test_lazy_rescale_shape();
+  test_tma_shape();
   return km_test_finish("cpu_attn_ref");
 }

@@ -44,9 +44,11 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel, the CTA merge's partials in
- * flight, the default kernel's L2 prefetch or lazy rescale (all 0: the default kernel) */
+ * flight, the default kernel's L2 prefetch or lazy rescale, the TMA pipeline's ring slots (all 0: the default
+ * kernel) */
 typedef struct variant {
-  int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale;
+  int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
+      tma_slots;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -60,7 +62,13 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
                                                     t->window + t->sparse_pages + t->chunk_tiles * 5 + t->bs);
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
-                      v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale};
+                      v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
+                      v.tma_slots};
+  if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
+    static int said;
+    if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
+    return;
+  }
   const int d = t->d, kvh = t->kv_heads;
   const size_t eb = t->kv == KM_ATTN_BF16 ? 2 : 1, row_elems = (size_t)kvh * d;
   /* bytes of one token's row (all KV heads) */
@@ -195,7 +203,8 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
     KM_EXPECT_CUDA(cudaMemset(ws, 0xFF, km_attn_workspace_bytes(&plan))); /* partials poisoned too */
     KM_EXPECT_CUDA(km_attn_workspace_init(&plan, ws, 0));
   }
-  km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws, dkside, dvside, NULL};
+  km_attn_args a = {dq, dk, dv, dks, dvs, dtab, dctx, dsel, 1.0f / sqrtf((float)d), dout, ws, dkside, dvside, NULL,
+                    (long long)blocks};
   const int items = plan.num_chunks * kvh;
   unsigned long long *dstamps = NULL;
   if (v.stamps) {
@@ -276,9 +285,11 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   }
   KM_EXPECT_MSG(bad == 0,
                 "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d, combine %d, scale load %d, L2 "
-                "ahead %d, lazy rescale %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d, CTA merge %d)",
-                t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : "register", v.prefetch, v.pair, v.otrans, v.ctas,
-                v.unpack, v.combine, v.scale_load, v.l2_ahead, v.lazy_rescale, bad, qn, plan.num_chunks,
+                "ahead %d, lazy rescale %d, TMA slots %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d, "
+                "CTA merge %d)",
+                t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : pipe == KM_ATTN_PIPE_TMA ? "TMA" : "register",
+                v.prefetch, v.pair, v.otrans, v.ctas, v.unpack, v.combine, v.scale_load, v.l2_ahead, v.lazy_rescale,
+                v.tma_slots, bad, qn, plan.num_chunks,
                 plan.chunk_tiles, plan.split, plan.cta_merge);
   KM_EXPECT_MSG(!t->want_merge || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d", t->what,
                 plan.cta_merge, !v.combine);
@@ -472,6 +483,30 @@ int main(void) {
     for (size_t i = 0; i < sizeof l2_cases / sizeof l2_cases[0]; ++i)
       run_case_with(&l2_cases[i], 0, KM_ATTN_PIPE_REGISTERS, v);
   }
+  /* the TMA pipeline (fp8, head_dim 128, <= 8 rows) with each ring: the fp8 depth and l2 cases (windows, pages,
+   * splits, q_len 2, block size 32, per-tensor scales; chunks of 5 and 70 tiles, shorter and much longer than a
+   * ring, so that every slot's mbarrier turns its phase many times), e5m2, context 1, contexts that end inside
+   * a block, and the CTA merge */
+  static const int c_5k[] = {5000}, c_tm[] = {700, 333, 130};
+  const tcase tma_cases[] = {
+      {"tma: fp8 e4m3 per token-head, one long many short, split 3", 32, 8, 128, 16, 1, 0, E4, TOK, 9, c_long, 0, 3},
+      {"tma: fp8 q_len 2 (8 rows)", 8, 2, 128, 16, 2, 0, E4, TOK, 2, c700, 0, 0},
+      {"tma: fp8 bs32, window 40, q_len 2, contexts end inside tiles", 8, 2, 128, 32, 2, 40, E4, TOK, 3, c3q, 0, 2},
+      {"tma: fp8 pages", 8, 2, 128, 16, 1, 0, E4, TOK, 2, c700, 7, 0},
+      {"tma: fp8 per tensor", 8, 2, 128, 16, 1, 0, E4, TEN, 3, c3, 0, 0},
+      {"tma: fp8 chunks of 70 tiles", 32, 8, 128, 16, 1, 0, E4, TOK, 1, c_5k, 0, 70},
+      {"tma: fp8 chunks of 5 tiles", 32, 8, 128, 16, 1, 0, E4, TOK, 1, c_5k, 0, 5},
+      {"tma: fp8 one chunk of 313 tiles, bs128", 32, 8, 128, 128, 1, 0, E4, TOK, 1, c_5k, 0, 313},
+      {"tma: e5m2 per token-head", 32, 8, 128, 16, 1, 0, E5, TOK, 9, c_long, 0, 0},
+      {"tma: e5m2 per tensor, bs32", 8, 2, 128, 32, 2, 0, E5, TEN, 2, c45, 0, 2},
+      {"tma: context 1", 32, 8, 128, 16, 1, 0, E4, TOK, 1, c1, 0, 0},
+      {"tma: merge, fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 3, c_tm, 0, 2, 1},
+  };
+  for (int slots = 0; slots <= 6; ++slots)
+    if (slots == 0 || slots == 3 || slots == 4 || slots == 6)
+      for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
+        run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_slots = slots});
+  run_case_with(&tma_cases[11], 0, KM_ATTN_PIPE_TMA, (variant){.combine = 1}); /* the separate combine pass */
   /* paired tiles (odd tile counts end on a single tile; windows and pages mask inside a pair) */
   const tcase pair_cases[] = {
       {"pair: gqa 8:2 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},
