@@ -261,6 +261,11 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   return nullptr;
 }
 
+extern "C" int km_attn_tile_pipe(const km_attn_shape *s) {
+  const Kern k = decode_for(s);
+  return k.fn ? k.pipe : -1;
+}
+
 extern "C" int km_attn_target_warps(const km_attn_shape *s, int device) {
   const Kern k = decode_for(s);
   int sms = 0, blocks = 0;
@@ -497,7 +502,7 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   }
   TmaMaps maps;
   memset(&maps, 0, sizeof maps);
-  if (s->pipe == KM_ATTN_PIPE_TMA) {
+  if (k.pipe == KM_ATTN_PIPE_TMA) {
     const cudaError_t me = tma_maps(&maps, a, s);
     if (me != cudaSuccess) return me;
   }

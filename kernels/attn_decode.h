@@ -64,7 +64,11 @@ typedef enum km_attn_scale {
 
 /* How K/V tiles reach the tensor cores (both verified alike; the rows time them side by side). */
 typedef enum km_attn_pipe {
-  KM_ATTN_PIPE_REGISTERS = 0, /* global -> fragment registers, 1 (bf16) or 2 (fp8) tiles ahead per warp */
+  KM_ATTN_PIPE_REGISTERS = 0, /* global -> fragment registers, 1 (bf16) or 2 (fp8) tiles ahead per warp; the
+                                 default, under which fp8's kernel at head_dim 128 with <= 8 query rows per KV
+                                 head is the TMA pipeline's (below, its default ring) where sm_90 code runs, and
+                                 its register kernel the listed variant (prefetch 1, O^T, scale_load 1 with
+                                 per-token-head scales) */
   KM_ATTN_PIPE_SMEM_RING,     /* global -> shared-memory ring (cp.async), NS - 1 tiles ahead per warp */
   KM_ATTN_PIPE_TMA,           /* global -> shared-memory ring by the tensor memory accelerator (sm_90): one bulk
                                  tensor copy per K and per V tile, tma_slots - 1 tiles ahead per warp; fp8,
@@ -156,6 +160,9 @@ typedef struct km_attn_plan {
 int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int batch, const int32_t *context_lens,
                       int max_blocks_per_seq, int sparse_pages, int chunk_tiles, int target_warps, char *err,
                       size_t errlen);
+/* The tile pipeline (km_attn_pipe) of the kernel this shape's step runs on the current device: the shape's own,
+ * or KM_ATTN_PIPE_TMA where fp8's default takes it; -1 where no kernel runs. */
+int km_attn_tile_pipe(const km_attn_shape *s);
 /* Resident warps of the decode kernel for this shape on `device` (occupancy x SMs). */
 int km_attn_target_warps(const km_attn_shape *s, int device);
 cudaError_t km_attn_plan_upload(km_attn_plan *p, cudaStream_t stream); /* cudaMalloc + copy; sync'ed */

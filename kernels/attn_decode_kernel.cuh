@@ -445,6 +445,8 @@ struct Item {
   int lane, g, c, kvh, tb, te;
   int list_tile;
   long long list_row;
+  int next_tile;       // tile_row_early: the list after list_tile / list_row
+  long long next_row;
 
   // Pool row of token 0 of list entry i (the chunk's i-th tile, or the selection's i-th page), and its tile.
   __device__ __forceinline__ long long pool_row(int i, int &tile) const {
@@ -460,6 +462,22 @@ struct Item {
   __device__ __forceinline__ long long tile_row(int i, int &tile) {
     if (((i - tb) & 31) == 0) load_list(i);  // tiles asked for earlier hold their rows: the old list is done with
     const int src = (i - tb) & 31;
+    tile = __shfl_sync(0xffffffffu, list_tile, src);
+    return shfl_row(list_row, src);
+  }
+  // tile_row with each list loaded one list early (into next_tile / next_row), so that only the first list's
+  // block-table loads are waited for (the TMA pipeline, whose tiles are asked for N - 1 ahead of their use).
+  __device__ __forceinline__ long long tile_row_early(int i, int &tile) {
+    const int src = (i - tb) & 31;
+    if (src == 0) {
+      if (i == tb) {
+        load_list(i);
+      } else {
+        list_tile = next_tile;
+        list_row = next_row;
+      }
+      if (i + 32 + lane < te) next_row = pool_row(i + 32 + lane, next_tile);
+    }
     tile = __shfl_sync(0xffffffffu, list_tile, src);
     return shfl_row(list_row, src);
   }
@@ -727,7 +745,7 @@ struct RingSource {
 // (16-byte chunk j of row r at chunk j ^ (r % 8) of its 128 bytes), under which the fragments' reads are
 // conflict-free: K chunks 2c and 2c + 1 of rows g and g + 8, V chunk g of rows 2c, 2c + 1, 2c + 8, 2c + 9; each
 // quarter-warp's eight lanes read eight distinct chunk positions. Per-token scales one per lane (LaneScale),
-// loaded when the tile's copies are issued.
+// loaded when the tile's copies are issued; the tile lists one list early (Item::tile_row_early).
 template <typename T, int NS>
 struct TmaSource {
   static_assert(T::FP8 && T::RB == 128 && T::KBYTES == 32 && T::VBYTES == 16,
@@ -753,10 +771,10 @@ struct TmaSource {
     bar = reinterpret_cast<uint64_t *>(smem + pad + (size_t)WARPS * NS * SLOT_BYTES) + warp * NS;
   }
   __device__ __forceinline__ void issue(Item &it, int i, int u) {
-    const long long row0 = it.tile_row(i, tile[u]);
+    const long long row0 = it.tile_row_early(i, tile[u]);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     if (it.lane == 0) {
-      km_bulk::fence_async_shared();  // the warp's reads of the slot (tile u - N's), ordered before the copies
+      km_bulk::fence_async_shared();  // the warp's reads of the slot (its previous tile's), before the copies
       km_bulk::bar_expect(bar + u, SLOT_BYTES);
       char *slot = ring + u * SLOT_BYTES;
       km_bulk::load_box3(slot, kmap, 0, it.kvh, (int)row0, bar + u);
@@ -1037,7 +1055,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
 
   Item it{&p, p.table + (size_t)seq * p.mbps,
           p.sel ? p.sel + ((size_t)seq * p.kv_heads + kvh) * p.sparse_pages : nullptr,
-          (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0};
+          (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0, 0, 0};
   using Source = typename std::conditional<
       PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>,
       typename std::conditional<PIPE == KM_ATTN_PIPE_TMA, TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS>,
@@ -1437,6 +1455,7 @@ constexpr int ring_smem() {
 struct Kern {
   const void *fn;
   int smem;
+  int pipe;  // the kernel's km_attn_pipe (fp8's default shape takes the TMA pipeline where it runs)
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
@@ -1458,7 +1477,7 @@ Kern kernel_pipe() {
   // rings over 48 KiB need the opt-in, once per kernel (a failure shows up at launch)
   static const cudaError_t set = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   (void)set;
-  return Kern{fn, smem};
+  return Kern{fn, smem, PIPE};
 }
 
 template <int D, int KV, int MT>
@@ -1537,7 +1556,9 @@ Kern kernel_variant_or_paired(const km_attn_shape &s) {
   return s.pair ? kernel_paired<KV>() : kernel_variant<KV>(s.prefetch, s.otrans, s.ctas, s.unpack, s.scale_load);
 }
 
-// The default kernel of a quantized format for warps of <= 8 rows at head_dim 128 (GQA 32:8 at q_len 1-2),
+// The default kernel of a quantized format for warps of <= 8 rows at head_dim 128 (GQA 32:8 at q_len 1-2) in the
+// register pipeline (fp8's default is the TMA pipeline's kernel where sm_90 code runs, kernels_of; this one where
+// it does not, and as the variant rows ot1s / ot1),
 // the measured best of its variants (H200, b16 x 32K, revision 54356d7a950f, reports/attn-notes.md): fp8
 // e4m3 O^T depth 1 (364.4 us; 432.9 for depth 2 without O^T), uniform 3-bit O^T depth 2 capped for 3 CTAs
 // per SM (355.4; 372.4), TurboQuant the same (484.5; 547.2). bf16 keeps its kernel (O^T: 510.0 vs 510.9 us);
@@ -1618,6 +1639,11 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
     else
       return kernel_variant_or_paired<KV>(s);
   }
+  if constexpr (KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2)
+    if (variant_default) {  // fp8's default kernel: the TMA pipeline where sm_90 code runs (kernel_tma)
+      const Kern t = kernel_tma<KV>(s);
+      if (t.fn) return t;
+    }
   if constexpr (has_default_variant<KV>())
     if (variant_default) return kernel_default_variant<KV>(s);
   if constexpr (three_bit)

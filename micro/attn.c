@@ -746,7 +746,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
-  if (p->pipe == KM_ATTN_PIPE_TMA)
+  if (km_attn_tile_pipe(&r->sh) == KM_ATTN_PIPE_TMA)
     snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp",
              p->tma_slots ? p->tma_slots : KM_ATTN_TMA_SLOTS);
   const char *merge = !r->plan.split       ? ""
@@ -920,20 +920,24 @@ PLZ(lz_bf16_b16_32k, BF, TEN, 16);
 PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
 PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
-/* fp8 tiles copied by the tensor memory accelerator into a shared-memory ring (sm_90): 3, 4 or 6 slots per warp
- * (registers capped for 4, 3 or 2 CTAs per SM), against the register pipeline of each format's default */
+/* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
+ * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (4) slots per warp: here with 3 or 6 slots (registers
+ * capped for 4 or 2 CTAs per SM instead of 3), and the register pipeline's kernel that was the default before
+ * (the listed variant O^T depth 1 with one scale load per lane: ot1s; per tensor ot1) */
 #define PTMA(name, fmt, sc, b, c, slots) PDEF(name, fmt, sc, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_slots = slots)
 PTMA(tma3_fp8_b16_32k, E4, TOK, 16, 32768, 3);
-PTMA(tma4_fp8_b16_32k, E4, TOK, 16, 32768, 4);
 PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
 PTMA(tma3_fp8_b64_32k, E4, TOK, 64, 32768, 3);
-PTMA(tma4_fp8_b64_32k, E4, TOK, 64, 32768, 4);
 PTMA(tma6_fp8_b64_32k, E4, TOK, 64, 32768, 6);
-PTMA(tma4_fp8_b1_32k, E4, TOK, 1, 32768, 4);
-PTMA(tma4_fp8_b64_128k, E4, TOK, 64, 131072, 4);
-PTMA(tma4_e4t_b16_32k, E4, TEN, 16, 32768, 4);
-PTMA(tma4_e5k_b16_32k, E5, TOK, 16, 32768, 4);
-PTMA(quick_tma_fp8, E4, TOK, 4, 4096, 0);
+#define PREG(name, fmt, sc, b, c, sl) PDEF(name, fmt, sc, b, c, .prefetch = 1, .otrans = 1, .scale_load = sl)
+PREG(ot1s_fp8_b1_32k, E4, TOK, 1, 32768, 1);
+PREG(ot1s_fp8_b16_32k, E4, TOK, 16, 32768, 1);
+PREG(ot1s_fp8_b64_32k, E4, TOK, 64, 32768, 1);
+PREG(ot1s_fp8_b64_128k, E4, TOK, 64, 131072, 1);
+PREG(ot1_e4t_b16_32k, E4, TEN, 16, 32768, 0);
+/* the default at b16 x 32K in chunks of 171 tiles: 12 per sequence, merged in the kernel (CTA merge) instead of by
+ * the combine pass the planner's 185-tile chunks take */
+PDEF(ct171_fp8_b16_32k, E4, TOK, 16, 32768, .chunk_tiles = 171);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -987,7 +991,8 @@ static const attn_params quick_w_u3 = {A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, 4,
 
 #define T_GQA "gqa"
 #define SUM_DEC "one decode step of attention over the paged cache (split-KV, GQA-aware, tensor cores)"
-#define SUM_FP8 "the same step over an fp8 e4m3 cache with per-token-head scales, dequantized in registers"
+#define SUM_FP8 "the same step over an fp8 e4m3 cache with per-token-head scales, its tiles through the TMA " \
+                "pipeline's shared-memory ring (sm_90), dequantized in registers"
 #define NAIVE_B1 "baseline/attn/naive/gqa32x8/d128/bf16/b1/ctx32k"
 #define NAIVE_B16 "baseline/attn/naive/gqa32x8/d128/bf16/b16/ctx32k"
 #define NAIVE_B64 "baseline/attn/naive/gqa32x8/d128/bf16/b64/ctx4k"
@@ -1131,19 +1136,22 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("bf16", 16, "lz", SUM_LZ, lz_bf16_b16_32k, T_GQA),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
-#define SUM_TMA "the same step with K/V tiles copied by the tensor memory accelerator into a shared-memory ring (tmaN: " \
-                "N slots per warp, N - 1 tiles ahead; one bulk tensor copy per K and V tile, 128-byte swizzle)"
+#define SUM_TMA "the same step with another ring of the TMA pipeline (tmaN: N slots per warp, N - 1 tiles ahead, " \
+                "registers capped for 4 CTAs per SM at 3 slots, 2 at 6; the default has 4, 3 CTAs)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma3", SUM_TMA, tma3_fp8_b16_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma6", SUM_TMA, tma6_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma3", SUM_TMA, tma3_fp8_b64_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4", SUM_TMA, tma4_fp8_b64_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma6", SUM_TMA, tma6_fp8_b64_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 1, "tma4", SUM_TMA, tma4_fp8_b1_32k, "kv_quant"),
-    SUFFIX_ROW("attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b64/ctx128k", "tma4", "kv_quant", SUM_TMA,
-               tma4_fp8_b64_128k),
-    CTX32K_ROW("fp8_e4m3_tensor", 16, "tma4", SUM_TMA, tma4_e4t_b16_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e5m2_tokhead", 16, "tma4", SUM_TMA, tma4_e5k_b16_32k, "kv_quant"),
+#define SUM_REG "the same step through the register pipeline (the fp8 default before the TMA pipeline: O^T depth 1, " \
+                "per-token scales loaded once per tile)"
+    CTX32K_ROW("fp8_e4m3_tokhead", 1, "ot1s", SUM_REG, ot1s_fp8_b1_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "ot1s", SUM_REG, ot1s_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "ot1s", SUM_REG, ot1s_fp8_b64_32k, "kv_quant"),
+    SUFFIX_ROW("attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b64/ctx128k", "ot1s", "kv_quant", SUM_REG,
+               ot1s_fp8_b64_128k),
+    CTX32K_ROW("fp8_e4m3_tensor", 16, "ot1", SUM_REG, ot1_e4t_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "ct171", "the same step in chunks of 171 tiles, merged in the kernel",
+               ct171_fp8_b16_32k, "kv_quant"),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
@@ -1195,8 +1203,6 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_fp8,
-     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
-    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma/quick", "kv_quant", SUM_TMA, run_attn, &quick_tma_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},

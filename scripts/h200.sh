@@ -187,7 +187,9 @@ if has profile; then
     for pf in "${profile_filters[@]}"; do
       t0=$(date +%s%N)
       echo "==== profile: $pf" >>"$OUT/profile.txt"
-      timeout -s INT "${KM_PROFILE_TIMEOUT:-240}" "$ncu_bin" --clock-control none ${KM_PROFILE_KERNELS:+-k "regex:$KM_PROFILE_KERNELS"} \
+      # KM_PROFILE_NCU_ARGS: further Nsight Compute flags (e.g. "--print-details all": the sections' tables and charts)
+      # shellcheck disable=SC2086
+      timeout -s INT "${KM_PROFILE_TIMEOUT:-240}" "$ncu_bin" --clock-control none ${KM_PROFILE_NCU_ARGS:-} ${KM_PROFILE_KERNELS:+-k "regex:$KM_PROFILE_KERNELS"} \
         -c "${KM_PROFILE_COUNT:-4}" $(for sec in $sections; do echo --section "$sec"; done) \
         ./micro ${KM_PROFILE_ARGS---smoke} --filter "$pf" -- --benchmark_color=false >>"$OUT/profile.txt" 2>&1
       note "profile $pf: exit $? in $(elapsed "$t0") s"
