@@ -312,11 +312,16 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   // 32K (32: 132.6 vs 134.2), tied for bf16 at b16 x 32K (8: 495.4 vs 496.0) and lost for fp8 per
   // token-head there (12: 376.0 vs 364.2; a CTA's warps then read one KV head's slice of each token's scale
   // sector instead of four). Below ~16 chunks the pass's few L2 rounds cost less than the fence and count.
+  // The TMA pipeline's kernel (fp8's default on sm_90) merges from 8 chunks: b16 x 32K in 12 chunks of 171
+  // tiles merged in the kernel took 277.5 us against 282.3 for the planner's 185-tile chunks and the pass
+  // (H200, 3879f0b, the ct171 row).
   // (A chunk length given by the caller merges wherever the counts can be rounded: >= WARPS chunks.)
   constexpr double MERGE_SLACK = 1.0;
-  constexpr int MERGE_MIN_CHUNKS = 16;
+  constexpr int MERGE_MIN_CHUNKS = 16, MERGE_MIN_CHUNKS_TMA = 8;
   bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
-  const int min_chunks = chunk_tiles <= 0 ? MERGE_MIN_CHUNKS : WARPS;
+  const int min_chunks = chunk_tiles > 0                               ? WARPS
+                         : km_attn_tile_pipe(s) == KM_ATTN_PIPE_TMA ? MERGE_MIN_CHUNKS_TMA
+                                                                      : MERGE_MIN_CHUNKS;
   // the chunk length without the merge: the caller's, or the planner's plain choice, which the step keeps
   // when the merge's counts fall short of min_chunks below
   int plain_tiles = chunk_tiles;
