@@ -248,6 +248,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->pair && (s->pair != 1 || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";
   if (s->tma_slots && s->pipe != KM_ATTN_PIPE_TMA) return "tma_slots: the TMA pipeline only";
+  if (s->tma_scales != 0 && s->tma_scales != 1) return "tma_scales must be 0 or 1";
+  if (s->tma_scales && (s->pipe != KM_ATTN_PIPE_TMA || s->scale != KM_ATTN_SCALE_TOKEN_HEAD ||
+                        (s->tma_slots != 0 && s->tma_slots != 4)))
+    return "tma_scales 1: the TMA pipeline with per-token-head scales and 4 slots (0, the default, or 4)";
   if (s->pipe == KM_ATTN_PIPE_TMA) {
     if (s->tma_slots != 0 && s->tma_slots != 3 && s->tma_slots != 4 && s->tma_slots != 6)
       return "tma_slots must be 0 (the default), 3, 4 or 6";

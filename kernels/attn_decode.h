@@ -117,6 +117,9 @@ typedef struct km_attn_shape {
   int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the default, KM_ATTN_TMA_SLOTS), 3, 4 or 6
                           (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM so that the rings
                           fit); 0 for the other pipelines */
+  int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots: 1 copies each tile's scales into its
+                          slot (one 4-byte cp.async per lane, counted on the slot's mbarrier) instead of one register
+                          load per lane; 0 otherwise */
 } km_attn_shape;
 
 #define KM_ATTN_TMA_SLOTS 4 /* the TMA pipeline's default ring: 3 tiles ahead per warp, 12 warps per SM */

@@ -673,6 +673,21 @@ struct RegSource {
   __device__ __forceinline__ void finish() {}
 };
 
+// A thread's K scales and V scales x VSF of its tokens 2c + e + 8t from a slot's 32 scales in shared memory
+// (K of tokens 0..15, then V of tokens 0..15).
+template <typename T>
+__device__ __forceinline__ void slot_scales(const float *sc, int c, float (&k)[2][2], float (&v)[2][2]) {
+#pragma unroll
+  for (int t = 0; t < 2; ++t) {
+    const float2 kk = *reinterpret_cast<const float2 *>(sc + 8 * t + 2 * c);
+    const float2 vv = *reinterpret_cast<const float2 *>(sc + 16 + 8 * t + 2 * c);
+    k[t][0] = kk.x;
+    k[t][1] = kk.y;
+    v[t][0] = vv.x * T::VSF;
+    v[t][1] = vv.y * T::VSF;
+  }
+}
+
 // Tile source 2 (KM_ATTN_PIPE_SMEM_RING): the warp copies each tile with coalesced cp.async into its ring
 // of NS slots in shared memory (issue_tile), NS - 1 tiles ahead of the one it computes on; slot u holds
 // tile tb + u (mod NS), and tile i + NS - 1 goes into the slot tile i - 1 left.
@@ -716,16 +731,7 @@ struct RingSource {
     smem_row(r, ring + u * T::SLOT_BYTES, t * T::KCH, it.lane);
   }
   __device__ __forceinline__ void scales(Item &it, int u, float (&k)[2][2], float (&v)[2][2]) const {
-    const float *sc = reinterpret_cast<const float *>(ring + u * T::SLOT_BYTES + (2 * T::KCH + 4 * T::VCH) * 512);
-#pragma unroll
-    for (int t = 0; t < 2; ++t) {
-      const float2 kk = *reinterpret_cast<const float2 *>(sc + 8 * t + 2 * it.c);
-      const float2 vv = *reinterpret_cast<const float2 *>(sc + 16 + 8 * t + 2 * it.c);
-      k[t][0] = kk.x;
-      k[t][1] = kk.y;
-      v[t][0] = vv.x * T::VSF;
-      v[t][1] = vv.y * T::VSF;
-    }
+    slot_scales<T>(reinterpret_cast<const float *>(ring + u * T::SLOT_BYTES + (2 * T::KCH + 4 * T::VCH) * 512), it.c, k, v);
   }
   __device__ __forceinline__ void after_s(Item &, int, int) {}
   __device__ __forceinline__ void v_rows(Item &it, int u, Row<T::VBYTES> (&v)[4]) const {
@@ -744,9 +750,14 @@ struct RingSource {
 // flight are NS - 1 slots per warp whatever the registers. The copies store the rows with the 128-byte swizzle
 // (16-byte chunk j of row r at chunk j ^ (r % 8) of its 128 bytes), under which the fragments' reads are
 // conflict-free: K chunks 2c and 2c + 1 of rows g and g + 8, V chunk g of rows 2c, 2c + 1, 2c + 8, 2c + 9; each
-// quarter-warp's eight lanes read eight distinct chunk positions. Per-token scales one per lane (LaneScale),
-// loaded when the tile's copies are issued; the tile lists one list early (Item::tile_row_early).
-template <typename T, int NS>
+// quarter-warp's eight lanes read eight distinct chunk positions. Per-token scales (SC 0) one per lane in a
+// register (LaneScale), loaded when the tile's copies are issued, or (SC 1) copied with the tile into 128 bytes
+// of its slot by the warp's lanes (one 4-byte cp.async each: lane l the K scale of token l, or for l >= 16 the V
+// scale of token l - 16), whose completion each lane counts on the slot's mbarrier (cp.async.mbarrier.arrive
+// .noinc; the barrier then expects 33 arrivals), so that no register waits on them: Nsight Compute put 86% of
+// SC 0's long-scoreboard stalls on the first use of the register scale loaded three tiles earlier
+// (reports/attn-notes.md). The tile lists one list early (Item::tile_row_early).
+template <typename T, int NS, int SC = 0>
 struct TmaSource {
   static_assert(T::FP8 && T::RB == 128 && T::KBYTES == 32 && T::VBYTES == 16,
                 "TMA tiles: fp8 at head_dim 128 (a row is one 128-byte swizzle span)");
@@ -754,11 +765,13 @@ struct TmaSource {
   static constexpr int N = NS;
   static constexpr int TILE_BYTES = KM_ATTN_TILE * T::RB;  // K or V of one tile: 2 KiB, two swizzle atoms
   static constexpr int SLOT_BYTES = 2 * TILE_BYTES;
+  static constexpr int SCALE_BYTES = SC ? 2 * KM_ATTN_TILE * 4 : 0;  // SC 1: a slot's K and V scales
   // per CTA: the rings (1024-byte aligned, the swizzle's period: up to 1008 bytes of padding after the static
-  // shared memory), then each warp's NS mbarriers
-  static constexpr int SMEM = 1024 + WARPS * NS * (SLOT_BYTES + 8);
+  // shared memory), then (SC 1) each warp's NS slots of scales, then each warp's NS mbarriers
+  static constexpr int SMEM = 1024 + WARPS * NS * (SLOT_BYTES + SCALE_BYTES + 8);
   const CUtensorMap *kmap, *vmap;
   char *ring;     // this warp's slot 0
+  float *sc;      // SC 1: this warp's slot 0 of scales (2 x 16 floats a slot)
   uint64_t *bar;  // this warp's NS mbarriers
   LaneScale<T> ls;
   float lsc[N];  // this lane's scale of the slot's tile (per-token scales)
@@ -768,7 +781,9 @@ struct TmaSource {
   __device__ __forceinline__ void place(char *smem, int warp) {
     const uint32_t a = smem_addr(smem), pad = ((a + 1023u) & ~1023u) - a;
     ring = smem + pad + (size_t)warp * NS * SLOT_BYTES;
-    bar = reinterpret_cast<uint64_t *>(smem + pad + (size_t)WARPS * NS * SLOT_BYTES) + warp * NS;
+    char *scales0 = smem + pad + (size_t)WARPS * NS * SLOT_BYTES;
+    sc = reinterpret_cast<float *>(scales0 + (size_t)warp * NS * SCALE_BYTES);
+    bar = reinterpret_cast<uint64_t *>(scales0 + (size_t)WARPS * NS * SCALE_BYTES) + warp * NS;
   }
   __device__ __forceinline__ void issue(Item &it, int i, int u) {
     const long long row0 = it.tile_row_early(i, tile[u]);
@@ -783,13 +798,27 @@ struct TmaSource {
 #else
     __trap();  // the host launches this pipeline only where sm_90 code runs (kernel_pipe)
 #endif
-    if (it.p->per_token) lsc[u] = ls.load(row0);
+    if constexpr (SC) {
+      if (it.p->per_token) {  // every lane: its scale into the slot, then an arrival when that copy has landed
+        const float *src = (it.lane < 16 ? it.p->k_scale : it.p->v_scale) +
+                           ((size_t)row0 + (it.lane & 15)) * it.p->kv_heads + it.kvh;
+        cp_async<4>(smem_addr(sc + u * 2 * KM_ATTN_TILE + it.lane), src);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
+        km_bulk::arrive_on_copies(bar + u);
+#endif
+      }
+    } else if (it.p->per_token) {
+      lsc[u] = ls.load(row0);
+    }
   }
   __device__ __forceinline__ void start(Item &it) {
     ls.init(it);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     if (it.lane == 0) {
-      for (int u = 0; u < N; ++u) km_bulk::bar_init(bar + u, 1);
+      // lane 0's arrival with the copies' byte count, and with SC 1 and per-token scales every lane's arrival
+      // when its scale has landed
+      const uint32_t arrivals = SC && it.p->per_token ? 33u : 1u;
+      for (int u = 0; u < N; ++u) km_bulk::bar_init(bar + u, arrivals);
       km_bulk::bar_init_fence();
     }
     __syncwarp();
@@ -818,8 +847,12 @@ struct TmaSource {
       r.w[4 * k] = x.x, r.w[4 * k + 1] = x.y, r.w[4 * k + 2] = x.z, r.w[4 * k + 3] = x.w;
     }
   }
-  __device__ __forceinline__ void scales(Item &, int u, float (&k)[2][2], float (&v)[2][2]) const {
-    ls.spread(lsc[u], k, v);
+  __device__ __forceinline__ void scales(Item &it, int u, float (&k)[2][2], float (&v)[2][2]) const {
+    if constexpr (SC) {
+      slot_scales<T>(sc + u * 2 * KM_ATTN_TILE, it.c, k, v);
+    } else {
+      ls.spread(lsc[u], k, v);
+    }
   }
   __device__ __forceinline__ void after_s(Item &, int, int) {}
   __device__ __forceinline__ void v_rows(Item &it, int u, Row<T::VBYTES> (&v)[4]) const {
@@ -931,8 +964,9 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
 // kernel_bf16_extra's instantiations).
 // PD: register pipeline only, tiles prefetched into L2 beyond those in flight (RegSource::l2_tile; 0: none).
 // LZ: 1 skips the rescale of O in a step where no row's running maximum moved (the same values).
+// TS: the TMA pipeline only, 1 copies per-token scales into the tile's slot (TmaSource's SC 1).
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p, const __grid_constant__ TmaMaps maps) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -941,6 +975,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   static_assert(!SL || ((T::FP8 || T::TQ) && PIPE == KM_ATTN_PIPE_REGISTERS),
                 "one scale load per lane: fp8 or TurboQuant, register pipeline");
   static_assert(!PD || PIPE == KM_ATTN_PIPE_REGISTERS, "L2 prefetch: register pipeline");
+  static_assert(!TS || PIPE == KM_ATTN_PIPE_TMA, "scales in the slot: the TMA pipeline");
   constexpr int OJ = OT ? T::NT / 2 : T::NT;  // accumulator tiles: m16 dim tiles of O^T, or n8 dim tiles of O
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1058,7 +1093,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
           (size_t)p.kv_heads * T::RB, lane, g, c, kvh, tb, te, 0, 0, 0, 0};
   using Source = typename std::conditional<
       PIPE == KM_ATTN_PIPE_SMEM_RING, RingSource<T>,
-      typename std::conditional<PIPE == KM_ATTN_PIPE_TMA, TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS>,
+      typename std::conditional<PIPE == KM_ATTN_PIPE_TMA, TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS, TS>,
                                 RegSource<T, SL, PD>>::type>::type;
   Source src;
   if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
@@ -1443,10 +1478,10 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
 }
 
 // Dynamic shared memory of a ring pipeline's CTA (the TMA pipeline's ring has PFO slots per warp, 0: the default).
-template <typename T, int PIPE, int PFO>
+template <typename T, int PIPE, int PFO, int TS>
 constexpr int ring_smem() {
   if constexpr (PIPE == KM_ATTN_PIPE_TMA)
-    return TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS>::SMEM;
+    return TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS, TS>::SMEM;
   else
     return T::SMEM;
 }
@@ -1459,13 +1494,13 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
   const void *fn =
-      reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ>);
+      reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
-  constexpr int smem = ring_smem<T, PIPE, PFO>();
+  constexpr int smem = ring_smem<T, PIPE, PFO, TS>();
   if constexpr (PIPE == KM_ATTN_PIPE_TMA) {
     // the bulk tensor copies exist in sm_90 code only: no kernel where another image would run (its body traps)
     static const bool runs = [fn] {
@@ -1606,10 +1641,14 @@ Kern kernel_default_option(const km_attn_shape &s) {
 
 // The TMA pipeline's kernel of fp8 format KV (head_dim 128, <= 8 rows, O^T accumulators) with s.tma_slots ring
 // slots per warp (0: KM_ATTN_TMA_SLOTS), registers capped so that the CTAs the rings leave room for fit: 3 slots
-// 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA).
+// 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA); s.tma_scales 1 (4
+// slots): the per-token scales copied into the slots (67 KiB).
 template <int KV>
 Kern kernel_tma(const km_attn_shape &s) {
   constexpr int P = KM_ATTN_PIPE_TMA;
+  if (s.tma_scales)
+    return s.tma_slots == 0 || s.tma_slots == 4 ? kernel_pipe<128, KV, 0, P, 4, 1, 1, 3, 0, 0, 0, 16, 0, 0, 1>()
+                                                 : Kern{nullptr, 0};
   switch (s.tma_slots ? s.tma_slots : KM_ATTN_TMA_SLOTS) {
     case 3: return kernel_pipe<128, KV, 0, P, 3, 1, 1, 4>();
     case 4: return kernel_pipe<128, KV, 0, P, 4, 1, 1, 3>();

@@ -54,6 +54,11 @@ __device__ __forceinline__ void load_box3(void *dst_smem, const void *map, int x
       "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
       : "memory");
 }
+// An arrival on bar once this thread's earlier cp.async copies have landed; the barrier's expected arrivals count
+// it (.noinc).
+__device__ __forceinline__ void arrive_on_copies(uint64_t *bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
 // This thread's earlier accesses to shared memory through the generic proxy (ordinary loads), ordered before its
 // later ones through the async proxy (bulk copies into the same bytes).
 __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }

@@ -56,6 +56,7 @@ typedef struct attn_params {
   int l2_ahead;       /* 2 or 4: the default kernel also prefetches that many tiles ahead into L2 */
   int lazy_rescale;   /* 1: the default kernel rescales O only where a row's maximum moved */
   int tma_slots;      /* the TMA pipeline's ring slots per warp (0: its default) */
+  int tma_scales;     /* 1: the TMA pipeline copies each tile's per-token scales into its slot */
 } attn_params;
 
 enum {
@@ -186,6 +187,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.l2_ahead = p->l2_ahead;
   r->sh.lazy_rescale = p->lazy_rescale;
   r->sh.tma_slots = p->tma_slots;
+  r->sh.tma_scales = p->tma_scales;
   r->batch = p->batch;
 }
 
@@ -747,8 +749,8 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
   if (km_attn_tile_pipe(&r->sh) == KM_ATTN_PIPE_TMA)
-    snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp",
-             p->tma_slots ? p->tma_slots : KM_ATTN_TMA_SLOTS);
+    snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s",
+             p->tma_slots ? p->tma_slots : KM_ATTN_TMA_SLOTS, p->tma_scales ? ", scales copied into the slots" : "");
   const char *merge = !r->plan.split       ? ""
                       : !r->plan.cta_merge  ? ", combine pass"
                       : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
@@ -929,6 +931,13 @@ PTMA(tma3_fp8_b16_32k, E4, TOK, 16, 32768, 3);
 PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
 PTMA(tma3_fp8_b64_32k, E4, TOK, 64, 32768, 3);
 PTMA(tma6_fp8_b64_32k, E4, TOK, 64, 32768, 6);
+/* ... and with the per-token scales copied into each tile's slot (counted on its mbarrier) instead of one register
+ * load per lane (tma4s) */
+#define PTMS(name, b, c) PDEF(name, E4, TOK, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_scales = 1)
+PTMS(tma4s_fp8_b1_32k, 1, 32768);
+PTMS(tma4s_fp8_b16_32k, 16, 32768);
+PTMS(tma4s_fp8_b64_32k, 64, 32768);
+PTMS(quick_tma4s_fp8, 4, 4096);
 #define PREG(name, fmt, sc, b, c, sl) PDEF(name, fmt, sc, b, c, .prefetch = 1, .otrans = 1, .scale_load = sl)
 PREG(ot1s_fp8_b1_32k, E4, TOK, 1, 32768, 1);
 PREG(ot1s_fp8_b16_32k, E4, TOK, 16, 32768, 1);
@@ -1142,6 +1151,11 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma6", SUM_TMA, tma6_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma3", SUM_TMA, tma3_fp8_b64_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma6", SUM_TMA, tma6_fp8_b64_32k, "kv_quant"),
+#define SUM_TMS "the same step with each tile's per-token scales copied into its TMA slot (tma4s: one 4-byte cp.async " \
+                "per lane, counted on the slot's mbarrier) instead of one register load per lane"
+    CTX32K_ROW("fp8_e4m3_tokhead", 1, "tma4s", SUM_TMS, tma4s_fp8_b1_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4s", SUM_TMS, tma4s_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4s", SUM_TMS, tma4s_fp8_b64_32k, "kv_quant"),
 #define SUM_REG "the same step through the register pipeline (the fp8 default before the TMA pipeline: O^T depth 1, " \
                 "per-token scales loaded once per tile)"
     CTX32K_ROW("fp8_e4m3_tokhead", 1, "ot1s", SUM_REG, ot1s_fp8_b1_32k, "kv_quant"),
@@ -1204,6 +1218,8 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma4s/quick", "kv_quant", SUM_TMS, run_attn,
+     &quick_tma4s_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,

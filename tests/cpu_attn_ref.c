@@ -391,6 +391,23 @@ static void test_tma_shape(void) {
   opt[3].lazy_rescale = 1;
   opt[4].kv = KM_ATTN_U3, opt[4].scale = KM_ATTN_SCALE_TENSOR;
   for (int i = 0; i < 5; ++i) KM_EXPECT_MSG(km_attn_shape_error(&opt[i]) != NULL, "option %d accepted", i);
+  /* tma_scales: 0 or 1, the TMA pipeline with per-token-head scales and 4 slots */
+  km_attn_shape ts = sh;
+  ts.tma_scales = 1;
+  KM_EXPECT(km_attn_shape_error(&ts) == NULL);
+  ts.tma_slots = 4;
+  KM_EXPECT(km_attn_shape_error(&ts) == NULL);
+  km_attn_shape bts[5];
+  for (int i = 0; i < 5; ++i) bts[i] = ts;
+  bts[0].tma_scales = 2;
+  bts[1].scale = KM_ATTN_SCALE_TENSOR;
+  bts[2].tma_slots = 3;
+  bts[3].pipe = KM_ATTN_PIPE_REGISTERS, bts[3].tma_slots = 0;
+  bts[4].tma_slots = 6;
+  for (int i = 0; i < 5; ++i) {
+    const char *why = km_attn_shape_error(&bts[i]);
+    KM_EXPECT_MSG(why && strstr(why, "tma_scales"), "tma_scales case %d: %s", i, why ? why : "accepted");
+  }
 }
 
 /* lazy_rescale: 0 or 1, at the same kernel shapes as l2_ahead, and not together with it. */

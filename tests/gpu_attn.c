@@ -48,7 +48,7 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
  * kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
-      tma_slots;
+      tma_slots, tma_scales;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -63,7 +63,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
                       v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
-                      v.tma_slots};
+                      v.tma_slots, v.tma_scales};
   if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
     static int said;
     if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
@@ -285,11 +285,11 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   }
   KM_EXPECT_MSG(bad == 0,
                 "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d, combine %d, scale load %d, L2 "
-                "ahead %d, lazy rescale %d, TMA slots %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d, "
+                "ahead %d, lazy rescale %d, TMA slots %d, TMA scales %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d, "
                 "CTA merge %d)",
                 t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : pipe == KM_ATTN_PIPE_TMA ? "TMA" : "register",
                 v.prefetch, v.pair, v.otrans, v.ctas, v.unpack, v.combine, v.scale_load, v.l2_ahead, v.lazy_rescale,
-                v.tma_slots, bad, qn, plan.num_chunks,
+                v.tma_slots, v.tma_scales, bad, qn, plan.num_chunks,
                 plan.chunk_tiles, plan.split, plan.cta_merge);
   KM_EXPECT_MSG(!t->want_merge || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d", t->what,
                 plan.cta_merge, !v.combine);
@@ -507,6 +507,11 @@ int main(void) {
       for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
         run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_slots = slots});
   run_case_with(&tma_cases[11], 0, KM_ATTN_PIPE_TMA, (variant){.combine = 1}); /* the separate combine pass */
+  /* the per-token scales copied into the slots (per-token-head cases only) */
+  for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
+    if (tma_cases[i].scale == KM_ATTN_SCALE_TOKEN_HEAD)
+      run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1});
+  run_case_with(&tma_cases[11], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1, .combine = 1});
   /* paired tiles (odd tile counts end on a single tile; windows and pages mask inside a pair) */
   const tcase pair_cases[] = {
       {"pair: gqa 8:2 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},
