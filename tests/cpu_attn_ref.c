@@ -309,6 +309,15 @@ static void test_merge_inflight_shape(void) {
   KM_EXPECT(km_attn_shape_error(&bad) != NULL);
 }
 
+/* Each of the n shapes is refused with a reason that names `word` (or `word2`, when not NULL). */
+static void expect_refused(const km_attn_shape *bad, int n, const char *word, const char *word2, const char *what) {
+  for (int i = 0; i < n; ++i) {
+    const char *why = km_attn_shape_error(&bad[i]);
+    KM_EXPECT_MSG(why && (strstr(why, word) || (word2 && strstr(why, word2))), "%s case %d: %s", what, i,
+                  why ? why : "accepted");
+  }
+}
+
 /* l2_ahead: 0, 2 or 4, for each format's default kernel at head_dim 128 with <= 8 rows (register pipeline, not
  * e5m2, no variant, not paired, no merge_inflight 32); anything else is refused with a reason naming the field. */
 static void test_l2_ahead_shape(void) {
@@ -344,10 +353,7 @@ static void test_l2_ahead_shape(void) {
   bad[4].prefetch = 1, bad[4].otrans = 1, bad[4].scale_load = 1; /* a listed variant */
   bad[5].pair = 1;
   bad[6].kv = KM_ATTN_BF16, bad[6].scale = KM_ATTN_SCALE_TENSOR, bad[6].merge_inflight = 32;
-  for (int i = 0; i < 7; ++i) {
-    const char *why = km_attn_shape_error(&bad[i]);
-    KM_EXPECT_MSG(why && strstr(why, "l2_ahead"), "case %d: %s", i, why ? why : "accepted");
-  }
+  expect_refused(bad, 7, "l2_ahead", NULL, "l2_ahead");
 }
 
 /* The TMA pipeline: fp8 (e4m3, e5m2; either scale) at head_dim 128 with <= 8 rows, no variant or option, ring
@@ -378,10 +384,7 @@ static void test_tma_shape(void) {
   bad[6].tma_slots = 2;
   bad[7].pipe = KM_ATTN_PIPE_REGISTERS, bad[7].tma_slots = 4;
   bad[8].pipe = KM_ATTN_PIPE_SMEM_RING, bad[8].tma_slots = 3;
-  for (int i = 0; i < 9; ++i) {
-    const char *why = km_attn_shape_error(&bad[i]);
-    KM_EXPECT_MSG(why && (strstr(why, "TMA") || strstr(why, "tma_slots")), "case %d: %s", i, why ? why : "accepted");
-  }
+  expect_refused(bad, 9, "TMA", "tma_slots", "TMA");
   /* options of the other pipelines are refused with it (by their own rule or by this one) */
   km_attn_shape opt[5];
   for (int i = 0; i < 5; ++i) opt[i] = sh;
@@ -404,10 +407,7 @@ static void test_tma_shape(void) {
   bts[2].tma_slots = 3;
   bts[3].pipe = KM_ATTN_PIPE_REGISTERS, bts[3].tma_slots = 0;
   bts[4].tma_slots = 6;
-  for (int i = 0; i < 5; ++i) {
-    const char *why = km_attn_shape_error(&bts[i]);
-    KM_EXPECT_MSG(why && strstr(why, "tma_scales"), "tma_scales case %d: %s", i, why ? why : "accepted");
-  }
+  expect_refused(bts, 5, "tma_scales", NULL, "tma_scales");
 }
 
 /* lazy_rescale: 0 or 1, at the same kernel shapes as l2_ahead, and not together with it. */
@@ -430,10 +430,7 @@ static void test_lazy_rescale_shape(void) {
   bad[3].prefetch = 1, bad[3].otrans = 1, bad[3].scale_load = 1; /* a listed variant */
   bad[4].l2_ahead = 2;
   bad[5].head_dim = 256;
-  for (int i = 0; i < 6; ++i) {
-    const char *why = km_attn_shape_error(&bad[i]);
-    KM_EXPECT_MSG(why && strstr(why, "lazy_rescale"), "case %d: %s", i, why ? why : "accepted");
-  }
+  expect_refused(bad, 6, "lazy_rescale", NULL, "lazy_rescale");
 }
 
 /* The one-scale-load-per-lane variant (scale_load) exists for fp8 e4m3 per token-head and TurboQuant at the
