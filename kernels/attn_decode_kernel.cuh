@@ -831,7 +831,11 @@ struct TmaSource {
     __syncwarp();  // every lane has read the slot of tile i - 1
     if (i + N - 1 < it.te) issue(it, i + N - 1, (u + N - 1) % N);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
-    km_bulk::bar_wait(bar + u, (uint32_t)((i - it.tb) / N) & 1u);  // tile i's bytes have landed
+    const uint32_t parity = (uint32_t)((i - it.tb) / N) & 1u;  // tile i's bytes (SC 1: and scales) have landed
+    if constexpr (SC)
+      km_bulk::bar_wait_or_trap(bar + u, parity, 1u << 24);  // not yet run on a GPU: a wrong count traps, not hangs
+    else
+      km_bulk::bar_wait(bar + u, parity);
 #endif
   }
   __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }

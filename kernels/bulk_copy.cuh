@@ -39,6 +39,24 @@ __device__ __forceinline__ void bar_wait(uint64_t *bar, uint32_t parity) {
       "r"(parity)
       : "memory");
 }
+// bar_wait that gives up after `tries` polls (each try_wait may also suspend the thread a while) with a trap, so
+// that a phase which never completes (an arrival count that does not match) fails the launch instead of hanging it.
+__device__ __forceinline__ void bar_wait_or_trap(uint64_t *bar, uint32_t parity, uint32_t tries) {
+  for (uint32_t k = 0; k < tries; ++k) {
+    uint32_t done;
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+    if (done) return;
+  }
+  __trap();
+}
 __device__ __forceinline__ void load(void *dst_smem, const void *src, uint32_t bytes, uint64_t *bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
                    smem_addr(dst_smem)),
