@@ -833,7 +833,7 @@ struct TmaSource {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     const uint32_t parity = (uint32_t)((i - it.tb) / N) & 1u;  // tile i's bytes (SC 1: and scales) have landed
     if constexpr (SC)
-      km_bulk::bar_wait_or_trap(bar + u, parity, 1u << 24);  // not yet run on a GPU: a wrong count traps, not hangs
+      km_bulk::bar_wait_or_trap(bar + u, parity, 1u << 20);  // not yet run on a GPU: a wrong count traps, not hangs
     else
       km_bulk::bar_wait(bar + u, parity);
 #endif
