@@ -363,7 +363,6 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     chunk_tiles = plain_tiles;
     chunks = km_split_chunks_count(batch, tiles, chunk_tiles);
   }
-  p->chunk_tiles = chunk_tiles;
   int rc = 0;
   if (!counts) {
     snprintf(err, errlen, "no host memory for the plan");
@@ -378,6 +377,12 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   }
   free(first), free(tiles), free(counts);
   if (rc) return rc;
+  // the longest chunk: the length asked for (or the merge's candidate) bounds it, even cuts often stay under it
+  p->chunk_tiles = 0;
+  for (int c = 0; c < p->ch.num_chunks; ++c) {
+    const int len = p->ch.chunk_end[c] - p->ch.chunk_begin[c];
+    p->chunk_tiles = len > p->chunk_tiles ? len : p->chunk_tiles;
+  }
   p->num_chunks = p->ch.num_chunks;
   p->split = p->ch.split;
   p->cta_merge = merge;

@@ -144,7 +144,7 @@ typedef struct km_attn_plan {
   km_attn_shape shape;
   int batch;
   int max_blocks_per_seq;
-  int chunk_tiles;   /* tiles per chunk */
+  int chunk_tiles;   /* tiles of the longest chunk (a sequence's chunks differ by at most one tile) */
   int num_chunks;    /* over all sequences (each chunk covers all KV heads: items = num_chunks * kv_heads) */
   int split;         /* 1 if any sequence has more than one chunk (the partials are merged) */
   int cta_merge;     /* 1: every sequence has a multiple of 4 chunks (>= 4) and the rows fit: each CTA's four

@@ -150,6 +150,10 @@ static void check_plan(const km_attn_shape *sh, int batch, const int32_t *ctx, i
     tiles += last - first;
   }
   KM_EXPECT(p.split == split);
+  int longest = 0; /* the plan's chunk length is its longest chunk's */
+  for (int c = 0; c < p.ch.num_chunks; ++c)
+    longest = p.ch.chunk_end[c] - p.ch.chunk_begin[c] > longest ? p.ch.chunk_end[c] - p.ch.chunk_begin[c] : longest;
+  KM_EXPECT_MSG(p.chunk_tiles == longest, "chunk_tiles %d, longest chunk %d", p.chunk_tiles, longest);
   KM_EXPECT_NEAR(km_attn_kv_bytes_read(&p), 2.0 * tiles * 16 * sh->num_kv_heads * sh->head_dim * (sh->kv ? 1 : 2), 0);
   if (!split) KM_EXPECT(km_attn_workspace_bytes(&p) == 0);
   if (p.cta_merge) /* whole quads of chunks, four per CTA; the workspace ends in one count per (seq, KV head) */
