@@ -454,16 +454,21 @@ struct Item {
     const int tok = tile * KM_ATTN_TILE;
     return (long long)__ldg(table + tok / p->block_size) * p->block_size + tok % p->block_size;
   }
-  __device__ __forceinline__ void load_list(int base) {
+  // The list of tiles base.. base + 31 into (tile, row): lane j's entry base + j.
+  __device__ __forceinline__ void load_list_into(int base, int &tile, long long &row) const {
     const int i = base + lane;
-    if (i < te) list_row = pool_row(i, list_tile);
+    if (i < te) row = pool_row(i, tile);
+  }
+  __device__ __forceinline__ void load_list(int base) { load_list_into(base, list_tile, list_row); }
+  // Entry src of the current list: its pool row of token 0 (and its tile index).
+  __device__ __forceinline__ long long list_entry(int src, int &tile) const {
+    tile = __shfl_sync(0xffffffffu, list_tile, src);
+    return shfl_row(list_row, src);
   }
   // Tile i's pool row of token 0 (and its tile index); warp-uniform i, tiles asked for in order.
   __device__ __forceinline__ long long tile_row(int i, int &tile) {
     if (((i - tb) & 31) == 0) load_list(i);  // tiles asked for earlier hold their rows: the old list is done with
-    const int src = (i - tb) & 31;
-    tile = __shfl_sync(0xffffffffu, list_tile, src);
-    return shfl_row(list_row, src);
+    return list_entry((i - tb) & 31, tile);
   }
   // tile_row with each list loaded one list early (into next_tile / next_row), so that only the first list's
   // block-table loads are waited for (the TMA pipeline, whose tiles are asked for N - 1 ahead of their use).
@@ -476,10 +481,9 @@ struct Item {
         list_tile = next_tile;
         list_row = next_row;
       }
-      if (i + 32 + lane < te) next_row = pool_row(i + 32 + lane, next_tile);
+      load_list_into(i + 32, next_tile, next_row);
     }
-    tile = __shfl_sync(0xffffffffu, list_tile, src);
-    return shfl_row(list_row, src);
+    return list_entry(src, tile);
   }
   static __device__ __forceinline__ long long shfl_row(long long row, int src) {
     const int lo = __shfl_sync(0xffffffffu, (int)(row & 0xffffffff), src);
@@ -673,6 +677,12 @@ struct RegSource {
   __device__ __forceinline__ void finish() {}
 };
 
+// The scale lane l copies into a slot's 32 (fp8 per token-head): the K scale (l < 16) or the V scale of token
+// l % 16 of the tile whose token 0 is at pool row row0.
+__device__ __forceinline__ const float *lane_slot_scale(const Item &it, long long row0) {
+  return (it.lane < 16 ? it.p->k_scale : it.p->v_scale) + ((size_t)row0 + (it.lane & 15)) * it.p->kv_heads + it.kvh;
+}
+
 // A thread's K scales and V scales x VSF of its tokens 2c + e + 8t from a slot's 32 scales in shared memory
 // (K of tokens 0..15, then V of tokens 0..15).
 template <typename T>
@@ -705,11 +715,8 @@ struct RingSource {
     const size_t first = it.head_row(row0, T::RB);
     issue_tile<T>(slot, it.lane, it.p->k + first, it.p->v + first, it.row_stride);
     if constexpr (T::SCH) {
-      if (it.p->per_token) {  // lane l: K scale (l < 16) or V scale of token l % 16, 4 bytes each, at l * 4
-        const float *src = (it.lane < 16 ? it.p->k_scale : it.p->v_scale) +
-                           ((size_t)row0 + (it.lane & 15)) * it.p->kv_heads + it.kvh;
-        cp_async<4>(slot + (2 * T::KCH + 4 * T::VCH) * 512 + it.lane * 4, src);
-      }
+      if (it.p->per_token)  // 4 bytes each, lane l's at l * 4
+        cp_async<4>(slot + (2 * T::KCH + 4 * T::VCH) * 512 + it.lane * 4, lane_slot_scale(it, row0));
     }
   }
   __device__ __forceinline__ void start(Item &it) {
@@ -800,9 +807,7 @@ struct TmaSource {
 #endif
     if constexpr (SC) {
       if (it.p->per_token) {  // every lane: its scale into the slot, then an arrival when that copy has landed
-        const float *src = (it.lane < 16 ? it.p->k_scale : it.p->v_scale) +
-                           ((size_t)row0 + (it.lane & 15)) * it.p->kv_heads + it.kvh;
-        cp_async<4>(smem_addr(sc + u * 2 * KM_ATTN_TILE + it.lane), src);
+        cp_async<4>(smem_addr(sc + u * 2 * KM_ATTN_TILE + it.lane), lane_slot_scale(it, row0));
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
         km_bulk::arrive_on_copies(bar + u);
 #endif
@@ -1666,9 +1671,10 @@ Kern kernel_tma(const km_attn_shape &s) {
 template <int KV>
 Kern kernels_of(const km_attn_shape &s, int mt) {
   constexpr bool three_bit = KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
+  constexpr bool fp8 = Tile<128, KV, 0>::FP8;
   if (three_bit && (s.head_dim != 128 || s.pipe != KM_ATTN_PIPE_REGISTERS)) return Kern{nullptr, 0};
   if (s.pipe == KM_ATTN_PIPE_TMA) {
-    if constexpr (KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2)
+    if constexpr (fp8)
       return mt == 0 && s.head_dim == 128 ? kernel_tma<KV>(s) : Kern{nullptr, 0};
     else
       return Kern{nullptr, 0};
@@ -1682,7 +1688,7 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
     else
       return kernel_variant_or_paired<KV>(s);
   }
-  if constexpr (KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2)
+  if constexpr (fp8)
     if (variant_default) {  // fp8's default kernel: the TMA pipeline where sm_90 code runs (kernel_tma)
       const Kern t = kernel_tma<KV>(s);
       if (t.fn) return t;
