@@ -837,10 +837,10 @@ struct TmaSource {
     if (i + N - 1 < it.te) issue(it, i + N - 1, (u + N - 1) % N);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     const uint32_t parity = (uint32_t)((i - it.tb) / N) & 1u;  // tile i's bytes (SC 1: and scales) have landed
-    if constexpr (SC)
-      km_bulk::bar_wait_or_trap(bar + u, parity, 1u << 20);  // not yet run on a GPU: a wrong count traps, not hangs
-    else
-      km_bulk::bar_wait(bar + u, parity);
+    // a phase that never completes (a wrong arrival or byte count) traps after 2^20 polls instead of hanging. The
+    // polling loop in C, not bar_wait's branch inside one asm block: with that one synccheck failed the launch
+    // ("overflow of tracked cuda::barrier structures", H200, 44c4b22), with this one it passes (72429fb, tma4s)
+    km_bulk::bar_wait_or_trap(bar + u, parity, 1u << 20);
 #endif
   }
   __device__ __forceinline__ int tile_of(int u) const { return tile[u]; }

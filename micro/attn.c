@@ -947,6 +947,9 @@ PREG(ot1_e4t_b16_32k, E4, TEN, 16, 32768, 0);
 /* the default at b16 x 32K in chunks of 171 tiles: 12 per sequence, merged in the kernel (CTA merge) instead of by
  * the combine pass the planner's 185-tile chunks take */
 PDEF(ct171_fp8_b16_32k, E4, TOK, 16, 32768, .chunk_tiles = 171);
+/* bf16's default at b16 x 32K in chunks of 256 tiles: the planner's 8 per sequence, merged in the kernel instead of
+ * by the combine pass (the planner merges the register kernels' partials from 16 chunks per sequence) */
+PDEF(ct256_bf16_b16_32k, BF, TEN, 16, 32768, .chunk_tiles = 256);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1166,6 +1169,8 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tensor", 16, "ot1", SUM_REG, ot1_e4t_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "ct171", "the same step in chunks of 171 tiles, merged in the kernel",
                ct171_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("bf16", 16, "ct256", "the same step in chunks of 256 tiles, merged in the kernel", ct256_bf16_b16_32k,
+               T_GQA),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
