@@ -319,13 +319,16 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   // The TMA pipeline's kernel (fp8's default on sm_90) merges from 8 chunks: b16 x 32K in 12 chunks of 171
   // tiles merged in the kernel took 277.5 us against 282.3 for the planner's 185-tile chunks and the pass
   // (H200, 3879f0b, the ct171 row).
+  // bf16 merges from 8 chunks too: b16 x 32K in the planner's 8 chunks of 256 tiles per sequence took 506.0 us
+  // merged against 508.8 with the pass (H200, f21d2b1, the ct256 row and the default in one call; the pass kernel
+  // alone 5.5 us under Nsight Compute).
   // (A chunk length given by the caller merges wherever the counts can be rounded: >= WARPS chunks.)
   constexpr double MERGE_SLACK = 1.0;
-  constexpr int MERGE_MIN_CHUNKS = 16, MERGE_MIN_CHUNKS_TMA = 8;
+  constexpr int MERGE_MIN_CHUNKS = 16, MERGE_MIN_CHUNKS_8 = 8;
   bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
-  const int min_chunks = chunk_tiles > 0                               ? WARPS
-                         : km_attn_tile_pipe(s) == KM_ATTN_PIPE_TMA ? MERGE_MIN_CHUNKS_TMA
-                                                                      : MERGE_MIN_CHUNKS;
+  const int min_chunks = chunk_tiles > 0 ? WARPS
+                         : km_attn_tile_pipe(s) == KM_ATTN_PIPE_TMA || s->kv == KM_ATTN_BF16 ? MERGE_MIN_CHUNKS_8
+                                                                                            : MERGE_MIN_CHUNKS;
   // the chunk length without the merge: the caller's, or the planner's plain choice, which the step keeps
   // when the merge's counts fall short of min_chunks below
   int plain_tiles = chunk_tiles;

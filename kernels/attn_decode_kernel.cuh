@@ -837,9 +837,11 @@ struct TmaSource {
     if (i + N - 1 < it.te) issue(it, i + N - 1, (u + N - 1) % N);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     const uint32_t parity = (uint32_t)((i - it.tb) / N) & 1u;  // tile i's bytes (SC 1: and scales) have landed
-    // a phase that never completes (a wrong arrival or byte count) traps after 2^20 polls instead of hanging. The
-    // polling loop in C, not bar_wait's branch inside one asm block: with that one synccheck failed the launch
-    // ("overflow of tracked cuda::barrier structures", H200, 44c4b22), with this one it passes (72429fb, tma4s)
+    // a phase that never completes (a wrong arrival or byte count) traps after 2^20 polls instead of hanging.
+    // synccheck: the SC 1 kernel (33 arrivals a phase, 32 of them cp.async's) passes (H200, 72429fb); the SC 0
+    // kernel (lane 0's arrival and the copies' bytes) fails its launch after "Detected overflow of tracked
+    // cuda::barrier structures" with this loop as with bar_wait's (f21d2b1, 44c4b22); memcheck, racecheck and
+    // initcheck pass both
     km_bulk::bar_wait_or_trap(bar + u, parity, 1u << 20);
 #endif
   }

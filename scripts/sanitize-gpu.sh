@@ -51,7 +51,9 @@ tool_flags() {
     ;;
   # KM_SAN_BARRIERS: its --num-cuda-barriers (mbarriers per block it tracks; 0, the default, counts them
   # itself). On the decode kernel's TMA pipeline it reports "Detected overflow of tracked cuda::barrier
-  # structures" and fails the launch with 0, 32 and 256 alike (revisions 459b139 and 44c4b22; not resolved)
+  # structures" and fails the launch with 0, 32 and 256 alike (revisions 459b139 and 44c4b22; at f21d2b1 with the
+  # C polling loop too), while the same kernel with the per-token scales copied by cp.async into the slots
+  # (tma_scales 1: 33 arrivals per phase) passes (72429fb); not resolved
   synccheck) echo "--num-cuda-barriers ${KM_SAN_BARRIERS:-0}" ;;
   *) echo "" ;;
   esac
