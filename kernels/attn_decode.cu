@@ -319,16 +319,19 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   // The TMA pipeline's kernel (fp8's default on sm_90) merges from 8 chunks: b16 x 32K in 12 chunks of 171
   // tiles merged in the kernel took 277.5 us against 282.3 for the planner's 185-tile chunks and the pass
   // (H200, 3879f0b, the ct171 row).
-  // bf16 merges from 8 chunks too: b16 x 32K in the planner's 8 chunks of 256 tiles per sequence took 506.0 us
-  // merged against 508.8 with the pass (H200, f21d2b1, the ct256 row and the default in one call; the pass kernel
-  // alone 5.5 us under Nsight Compute).
+  // bf16 merges from 8 chunks where its chunks are short (<= MERGE_SHORT_TILES): the pass's launch and its ~5.5 us
+  // (Nsight Compute, b16 x 32K) are then a large part of the step. The recorded run of 3fd60e7, which merged bf16
+  // from 8 chunks at every length, against 44c4b22's (another card; rows whose plan did not change: median +0.6%):
+  // b16 x 1K (8 tiles a chunk) -8.2%, x 4K (32) -1.1%, the window and the evicted rows (32 and 16) -3.1% and -5.9%,
+  // but x 16K (128) +1.6%, x 32K (256) +1.8%, GQA 16:8 d256 x 32K +6.2%: a CTA's four warps are then four chunks of
+  // one KV head, which stream from four places, against four KV heads of one chunk (the same tokens' rows).
   // (A chunk length given by the caller merges wherever the counts can be rounded: >= WARPS chunks.)
   constexpr double MERGE_SLACK = 1.0;
-  constexpr int MERGE_MIN_CHUNKS = 16, MERGE_MIN_CHUNKS_8 = 8;
+  constexpr int MERGE_MIN_CHUNKS = 16, MERGE_MIN_CHUNKS_SHORT = 8, MERGE_SHORT_TILES = 64;
   bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
-  const int min_chunks = chunk_tiles > 0 ? WARPS
-                         : km_attn_tile_pipe(s) == KM_ATTN_PIPE_TMA || s->kv == KM_ATTN_BF16 ? MERGE_MIN_CHUNKS_8
-                                                                                            : MERGE_MIN_CHUNKS;
+  int min_chunks = chunk_tiles > 0                               ? WARPS
+                   : km_attn_tile_pipe(s) == KM_ATTN_PIPE_TMA ? MERGE_MIN_CHUNKS_SHORT
+                                                                : MERGE_MIN_CHUNKS;
   // the chunk length without the merge: the caller's, or the planner's plain choice, which the step keeps
   // when the merge's counts fall short of min_chunks below
   int plain_tiles = chunk_tiles;
@@ -338,6 +341,7 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
     const int quad_tiles = merge ? pick_chunk_tiles(s, batch, context_lens, sparse_pages, target_warps, true, &quad_cost) : 0;
     merge = quad_tiles > 0 && quad_cost <= plain_cost + MERGE_SLACK;
     chunk_tiles = merge ? quad_tiles : plain_tiles;
+    if (merge && s->kv == KM_ATTN_BF16 && quad_tiles <= MERGE_SHORT_TILES) min_chunks = MERGE_MIN_CHUNKS_SHORT;
   }
   p->shape = *s;
   p->batch = batch;

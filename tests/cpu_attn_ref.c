@@ -181,14 +181,26 @@ static void test_cta_merge_plan(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 4, four, 2048, 0, 0, 1056, err, sizeof err) == 0);
   KM_EXPECT_MSG(p.cta_merge && p.num_chunks * 8 <= 1056, "b4 x 32K: merge %d, %d chunks", p.cta_merge, p.num_chunks);
   km_attn_plan_free(&p);
-  /* 16 x 32K: 8 chunks per sequence, merged in the kernel (bf16 merges from 8 chunks) */
+  /* 16 x 32K: 8 chunks per sequence, the separate pass (bf16 merges from 8 chunks only where they are <= 64 tiles,
+   * else from 16) */
   int32_t sixteen[16];
   for (int i = 0; i < 16; ++i) sixteen[i] = 32768;
   KM_EXPECT(km_attn_plan_make(&p, &sh, 16, sixteen, 2048, 0, 0, 1056, err, sizeof err) == 0);
   /* and in the plain plan's 8 chunks per sequence, not in the merge candidate's chunk length (d50d0c2 kept
    * that one: 5 chunks per sequence, 612.8 us against 498.6 on the H200) */
-  KM_EXPECT_MSG(p.split && p.cta_merge && p.num_chunks == 128 && p.chunk_tiles == 256,
+  KM_EXPECT_MSG(p.split && !p.cta_merge && p.num_chunks == 128,
                 "b16 x 32K: merge %d, chunks of %d tiles, %d chunks", p.cta_merge, p.chunk_tiles, p.num_chunks);
+  km_attn_plan_free(&p);
+  /* 16 x 4K: 8 chunks of 32 tiles per sequence, merged; 16 x 16K: 8 of 128, the pass */
+  for (int i = 0; i < 16; ++i) sixteen[i] = 4096;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 16, sixteen, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT_MSG(p.split && p.cta_merge && p.num_chunks == 128 && p.chunk_tiles == 32,
+                "b16 x 4K: merge %d, chunks of %d tiles, %d chunks", p.cta_merge, p.chunk_tiles, p.num_chunks);
+  km_attn_plan_free(&p);
+  for (int i = 0; i < 16; ++i) sixteen[i] = 16384;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 16, sixteen, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT_MSG(p.split && !p.cta_merge && p.num_chunks == 128,
+                "b16 x 16K: merge %d, chunks of %d tiles, %d chunks", p.cta_merge, p.chunk_tiles, p.num_chunks);
   km_attn_plan_free(&p);
   sh.combine = 1; /* the separate pass: one partial per chunk */
   KM_EXPECT(km_attn_plan_make(&q, &sh, 1, one, 2048, 0, 0, 1056, err, sizeof err) == 0);
