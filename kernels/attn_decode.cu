@@ -245,6 +245,9 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->merge_inflight == 32 && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine))
     return "merge_inflight 32: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, "
            "combine 0";
+  if (s->merge_heads != 0 && s->merge_heads != 1) return "merge_heads must be 0 or 1";
+  if (s->merge_heads && (s->num_kv_heads % WARPS != 0 || s->combine || s->merge_inflight == 32))
+    return "merge_heads 1: num_kv_heads a multiple of 4, combine 0, merge_inflight 0 or 16";
   if (s->pair && (s->pair != 1 || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";
   if (s->tma_slots && s->pipe != KM_ATTN_PIPE_TMA) return "tma_slots: the TMA pipeline only";
@@ -328,7 +331,8 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   // (A chunk length given by the caller merges wherever the counts can be rounded: >= WARPS chunks.)
   constexpr double MERGE_SLACK = 1.0;
   constexpr int MERGE_MIN_CHUNKS = 16, MERGE_MIN_CHUNKS_SHORT = 8, MERGE_SHORT_TILES = 64;
-  bool merge = s->combine == 0 && rows_of(s) * s->head_dim <= 8 * 256;
+  // merge_heads: the pass's chunks and CTAs (four KV heads of one chunk), merged by the last CTA of each group
+  bool merge = s->combine == 0 && !s->merge_heads && rows_of(s) * s->head_dim <= 8 * 256;
   int min_chunks = chunk_tiles > 0                               ? WARPS
                    : km_attn_tile_pipe(s) == KM_ATTN_PIPE_TMA ? MERGE_MIN_CHUNKS_SHORT
                                                                 : MERGE_MIN_CHUNKS;
@@ -392,7 +396,7 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   }
   p->num_chunks = p->ch.num_chunks;
   p->split = p->ch.split;
-  p->cta_merge = merge;
+  p->cta_merge = merge ? 1 : s->merge_heads && p->split ? 2 : 0;
   return 0;
 }
 
@@ -435,8 +439,8 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
   if (!p->split) return 0;
   double slots = 0;
   for (int b = 0; b < p->batch; ++b)
-    if (p->ch.seq_chunks[b] > 1)  // with cta_merge one partial per CTA (of WARPS chunks)
-      slots += (double)p->ch.seq_chunks[b] / (p->cta_merge ? WARPS : 1) * p->shape.num_kv_heads * rows_of(&p->shape);
+    if (p->ch.seq_chunks[b] > 1)  // with cta_merge 1 one partial per CTA (of WARPS chunks), else one per chunk
+      slots += (double)p->ch.seq_chunks[b] / (p->cta_merge == 1 ? WARPS : 1) * p->shape.num_kv_heads * rows_of(&p->shape);
   return slots * (p->shape.head_dim + 1) * sizeof(float);
 }
 
@@ -515,9 +519,9 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
     p.part_o = (float *)a->workspace;
     p.part_lse = p.part_o + (size_t)p.items * p.rows * s->head_dim;
     if (pl->cta_merge) {
-      p.cta_merge = 1;
+      p.cta_merge = pl->cta_merge;
       p.arrive = (int *)((char *)a->workspace + partial_slot_bytes(pl));
-      const size_t ms = cta_merge_smem(p.rows, s->head_dim);
+      const size_t ms = pl->cta_merge == 1 ? cta_merge_smem(p.rows, s->head_dim) : 0;  // 2: partials in the workspace
       smem = smem > ms ? smem : ms;
     }
   }

@@ -120,6 +120,11 @@ typedef struct km_attn_shape {
   int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots: 1 copies each tile's scales into its
                           slot (one 4-byte cp.async per lane, counted on the slot's mbarrier) instead of one register
                           load per lane; 0 otherwise */
+  int merge_heads;     /* 1: split sequences merge inside the decode kernel with each CTA keeping four KV heads of one
+                          chunk (the combine pass's layout: the CTA's warps stream the same tokens' rows): every warp
+                          writes its partial, and the last CTA of each (sequence, group of four KV heads) merges the
+                          sequence's chunks into the output (plan cta_merge 2); num_kv_heads a multiple of 4,
+                          combine 0, merge_inflight 0 or 16; 0: the planner's choice (cta_merge 1 or the pass) */
 } km_attn_shape;
 
 #define KM_ATTN_TMA_SLOTS 4 /* the TMA pipeline's default ring: 3 tiles ahead per warp, 12 warps per SM */
@@ -150,7 +155,10 @@ typedef struct km_attn_plan {
   int cta_merge;     /* 1: every sequence has a multiple of 4 chunks (>= 4) and the rows fit: each CTA's four
                         warps take four consecutive chunks of one (sequence, KV head) and merge them in shared
                         memory into one partial, and the last CTA of each (sequence, KV head) merges those into
-                        the output (one launch); 0: one partial per chunk and a combine pass */
+                        the output (one launch); 2 (shape merge_heads): each CTA's warps take four KV heads of one
+                        chunk, each writes its partial, and the last CTA of each (sequence, four KV heads) merges
+                        the sequence's partials into the output (one launch); 0: one partial per chunk and a
+                        combine pass */
   int sparse_pages;  /* > 0: Quest, this many selected pages per (sequence, KV head) */
   /* the chunks (tile ranges index the tile list) and their device copy (km_attn_plan_upload) */
   km_split_chunks ch;

@@ -52,7 +52,8 @@ struct Params {
   uint16_t *out;
   float *part_o, *part_lse;
   int *arrive;    // CTA merge: per (sequence, KV head) the CTAs that have written their partial (zero between steps)
-  int cta_merge;  // 1: a CTA's warps take WARPS consecutive chunks of one (sequence, KV head) (cta_merge below)
+  int cta_merge;  // 1: a CTA's warps take WARPS consecutive chunks of one (sequence, KV head) (cta_merge below);
+                  // 2: WARPS KV heads of one chunk, each warp's partial in the workspace (heads_merge below)
   int heads, kv_heads, group, rows, q_len, block_size, window, mbps, sparse_pages, per_token, items;
   float scale_log2;
   const uint16_t *k_side, *v_side;  // TurboQuant: fp16 norms, K [rows x kv_heads], V [rows x kv_heads][2]
@@ -957,6 +958,54 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
   return true;
 }
 
+// Head merge (the plan's cta_merge 2): the CTA's warps are KV heads kvh0 .. kvh0 + 3 of one chunk of sequence `seq`
+// and have written their partials to the workspace (slot chunk x kv_heads + kvh, as for the combine pass). The
+// CTA counts itself in for (sequence, kvh0); the last CTA of the sequence's chunks merges every chunk's partial
+// of its four KV heads into the bf16 output and sets the count back to zero. U partials in flight per thread.
+// Returns whether this CTA was the last, the one that wrote the output.
+template <int D, int U = 16>
+__device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0) {
+  __shared__ int s_last;
+  constexpr int D4 = D / 4;
+  const int rows = p.rows;
+  __threadfence();  // this warp's partial is visible before the CTA's count
+  __syncthreads();
+  const int chunks = __ldg(p.seq_chunks + seq), c0 = __ldg(p.seq_chunk0 + seq);
+  if (threadIdx.x == 0) {
+    int *count = p.arrive + (size_t)seq * p.kv_heads + kvh0;
+    s_last = atomicAdd(count, 1) == chunks - 1;
+    if (s_last) *count = 0;  // no other CTA of this step touches it again
+  }
+  __syncthreads();
+  if (!s_last) return false;
+  __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
+  const int n4 = WARPS * rows * D4;
+  for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
+    const int kvh = kvh0 + i / (rows * D4), r = i / D4 % rows, e = i % D4 * 4;
+    float m = -INFINITY, wsum = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int j0 = 0; j0 < chunks; j0 += U) {
+      float lse[U];
+      float4 o[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int j = j0 + u;
+        const size_t slot = ((size_t)(c0 + (j < chunks ? j : 0)) * p.kv_heads + kvh) * rows + r;
+        lse[u] = j < chunks ? __ldcg(p.part_lse + slot) : -INFINITY;
+        o[u] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) merge_partial(m, wsum, acc, lse[u], o[u]);
+    }
+    const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+    const int qi = r / p.group, head = kvh * p.group + r % p.group;
+    uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + e;
+    *reinterpret_cast<uint2 *>(orow) =
+        make_uint2(pack_f32x2(acc.x * inv, acc.y * inv, false), pack_f32x2(acc.z * inv, acc.w * inv, false));
+  }
+  return true;
+}
+
 // TT: tiles per softmax step (1; 2 for the paired-tile rows: one max/sum reduction and one O rescale per
 // 32 tokens).
 // OT: 1 accumulates O^T = V^T P^T (A = V^T, m16 = 16 output dims; B = P^T, n8 = the <= 8 query rows), for
@@ -1000,8 +1049,8 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   }
   const int g = lane >> 2, c = lane & 3;
   // item = chunk x kv_heads + kvh, or with cta_merge CTA = quad x kv_heads + kvh and chunk = WARPS x quad + warp
-  const int chunk = p.cta_merge ? WARPS * (int)(blockIdx.x / p.kv_heads) + warp : item / p.kv_heads;
-  const int kvh = p.cta_merge ? (int)(blockIdx.x % p.kv_heads) : item % p.kv_heads;
+  const int chunk = p.cta_merge == 1 ? WARPS * (int)(blockIdx.x / p.kv_heads) + warp : item / p.kv_heads;
+  const int kvh = p.cta_merge == 1 ? (int)(blockIdx.x % p.kv_heads) : item % p.kv_heads;
   const int seq = __ldg(p.chunk_seq + chunk);
   const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
   const int ctx = __ldg(p.ctx_lens + seq);
@@ -1394,7 +1443,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   // this item's slot of the workspace, or with cta_merge the warp's slot in shared memory
   const bool direct = __ldg(p.seq_chunks + seq) == 1;
   float *part_o = p.part_o + (size_t)item * p.rows * D, *part_lse = p.part_lse + (size_t)item * p.rows;
-  if (p.cta_merge) {
+  if (p.cta_merge == 1) {
     if constexpr (PIPE != KM_ATTN_PIPE_REGISTERS) __syncthreads();  // the rings are done with the memory
     float *sm = reinterpret_cast<float *>(smem);
     part_o = sm + (size_t)warp * p.rows * D;
@@ -1478,7 +1527,12 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
     const unsigned long long k = clock64();
     if (lane == 0) stamp[KM_ATTN_STAMP_WRITTEN] = k, stamp[KM_ATTN_STAMP_TILES] = (unsigned long long)(te - tb);
   }
-  const bool last = p.cta_merge ? cta_merge<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh) : direct;
+  bool last = direct;
+  if (p.cta_merge == 1) {
+    last = cta_merge<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh);
+  } else if (p.cta_merge == 2 && !direct) {  // every warp of the CTA is in one chunk: `direct` is the CTA's
+    last = heads_merge<D, MW>(p, seq, kvh - warp);
+  }
   if constexpr (ST) {
     const unsigned long long k = clock64(), t = global_ns();
     unsigned sm;

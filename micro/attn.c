@@ -57,6 +57,7 @@ typedef struct attn_params {
   int lazy_rescale;   /* 1: the default kernel rescales O only where a row's maximum moved */
   int tma_slots;      /* the TMA pipeline's ring slots per warp (0: its default) */
   int tma_scales;     /* 1: the TMA pipeline copies each tile's per-token scales into its slot */
+  int merge_heads;    /* 1: merged in the kernel by the last CTA of each four KV heads (CTAs of one chunk) */
 } attn_params;
 
 enum {
@@ -188,6 +189,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.lazy_rescale = p->lazy_rescale;
   r->sh.tma_slots = p->tma_slots;
   r->sh.tma_scales = p->tma_scales;
+  r->sh.merge_heads = p->merge_heads;
   r->batch = p->batch;
 }
 
@@ -753,6 +755,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
              p->tma_slots ? p->tma_slots : KM_ATTN_TMA_SLOTS, p->tma_scales ? ", scales copied into the slots" : "");
   const char *merge = !r->plan.split       ? ""
                       : !r->plan.cta_merge  ? ", combine pass"
+                      : r->plan.cta_merge == 2 ? ", partials merged in the kernel by the last CTA of each four KV heads"
                       : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
                                             : ", partials merged in the kernel";
   char stamps[700] = "";
@@ -950,6 +953,17 @@ PDEF(ct171_fp8_b16_32k, E4, TOK, 16, 32768, .chunk_tiles = 171);
 /* bf16's default at b16 x 32K in chunks of 256 tiles: the planner's 8 per sequence, merged in the kernel instead of
  * by the combine pass (the planner merges the register kernels' partials from 16 chunks per sequence) */
 PDEF(ct256_bf16_b16_32k, BF, TEN, 16, 32768, .chunk_tiles = 256);
+/* the default's chunks and CTAs as for the combine pass (four KV heads of one chunk per CTA, the warps streaming the
+ * same tokens' rows), the partials merged by the last CTA of each (sequence, four KV heads) instead (mh) */
+#define PMH(name, fmt, sc, b, c) PDEF(name, fmt, sc, b, c, .merge_heads = 1)
+PMH(mh_bf16_b4_32k, BF, TEN, 4, 32768);
+PMH(mh_bf16_b16_16k, BF, TEN, 16, 16384);
+PMH(mh_bf16_b16_32k, BF, TEN, 16, 32768);
+PMH(mh_bf16_b64_32k, BF, TEN, 64, 32768);
+PMH(mh_fp8_b16_32k, E4, TOK, 16, 32768);
+PMH(mh_fp8_b64_32k, E4, TOK, 64, 32768);
+PMH(quick_mh_bf16, BF, TEN, 4, 4096);
+PMH(quick_mh_fp8, E4, TOK, 4, 4096);
 /* two tiles per softmax step, each format at b16 x 32K */
 #define PPAIR(name, kv, sc) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, 0, 1}
@@ -1171,6 +1185,14 @@ static const km_case attn_cases[] = {
                ct171_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("bf16", 16, "ct256", "the same step in chunks of 256 tiles, merged in the kernel", ct256_bf16_b16_32k,
                T_GQA),
+#define SUM_MH "the same step in the combine pass's chunks and CTAs (four KV heads of one chunk each), its partials merged " \
+               "by the last CTA of each (sequence, four KV heads) instead of a second launch (mh)"
+    CTX32K_ROW("bf16", 4, "mh", SUM_MH, mh_bf16_b4_32k, T_GQA),
+    BF16_ROW(16, 16k, "mh", SUM_MH, mh_bf16_b16_16k),
+    CTX32K_ROW("bf16", 16, "mh", SUM_MH, mh_bf16_b16_32k, T_GQA),
+    CTX32K_ROW("bf16", 64, "mh", SUM_MH, mh_bf16_b64_32k, T_GQA),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "mh", SUM_MH, mh_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "mh", SUM_MH, mh_fp8_b64_32k, "kv_quant"),
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "combine", "sparse_read", SUM_COMB,
                comb_quest_b1_32k),
     {"attn/decode/gqa32x8/d128/bf16/b16/ctx32k/bs32", "paged", SUM_DEC, run_attn, &bs32_b16_32k, 0, NULL},
@@ -1225,6 +1247,10 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma4s/quick", "kv_quant", SUM_TMS, run_attn,
      &quick_tma4s_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/mh/quick", T_GQA, SUM_MH, run_attn, &quick_mh_bf16, KM_CASE_QUICK,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/mh/quick", "kv_quant", SUM_MH, run_attn, &quick_mh_fp8,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,
      &naive_b1_32k, KM_CASE_BASELINE, NULL},
     {NAIVE_B16, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,

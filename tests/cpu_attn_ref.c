@@ -334,6 +334,41 @@ static void expect_refused(const km_attn_shape *bad, int n, const char *word, co
   }
 }
 
+/* merge_heads 1: the plain plan's chunks (no CTA quads), plan cta_merge 2 where it splits, one partial per chunk in
+ * the workspace plus a count per (sequence, KV head); refused unless num_kv_heads is a multiple of 4, combine is 0
+ * and merge_inflight is not 32. */
+static void test_merge_heads_plan(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  sh.merge_heads = 1;
+  KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+  km_attn_plan p, q;
+  char err[200];
+  int32_t sixteen[16];
+  for (int i = 0; i < 16; ++i) sixteen[i] = 32768;
+  km_attn_shape plain = sh;
+  plain.merge_heads = 0;
+  plain.combine = 1; /* the pass's plan: the chunks merge_heads keeps */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 16, sixteen, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(km_attn_plan_make(&q, &plain, 16, sixteen, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT_MSG(p.split && p.cta_merge == 2 && p.num_chunks == q.num_chunks && p.chunk_tiles == q.chunk_tiles,
+                "merge_heads b16 x 32K: merge %d, %d chunks of %d (the pass: %d of %d)", p.cta_merge, p.num_chunks,
+                p.chunk_tiles, q.num_chunks, q.chunk_tiles);
+  KM_EXPECT(km_attn_workspace_bytes(&p) == km_attn_workspace_bytes(&q) + 16 * 8 * sizeof(int));
+  KM_EXPECT_NEAR(km_attn_partial_bytes(&p), km_attn_partial_bytes(&q), 0);
+  km_attn_plan_free(&p);
+  km_attn_plan_free(&q);
+  const int32_t shorty[1] = {16}; /* one tile: one chunk, no split, nothing to merge */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, shorty, 1, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(!p.split && p.cta_merge == 0 && km_attn_workspace_bytes(&p) == 0);
+  km_attn_plan_free(&p);
+  km_attn_shape bad[4] = {sh, sh, sh, sh};
+  bad[0].num_kv_heads = 2, bad[0].num_heads = 8;
+  bad[1].combine = 1;
+  bad[2].merge_inflight = 32;
+  bad[3].merge_heads = 2;
+  expect_refused(bad, 4, "merge_heads", NULL, "merge_heads");
+}
+
 /* l2_ahead: 0, 2 or 4, for each format's default kernel at head_dim 128 with <= 8 rows (register pipeline, not
  * e5m2, no variant, not paired, no merge_inflight 32); anything else is refused with a reason naming the field. */
 static void test_l2_ahead_shape(void) {
@@ -542,6 +577,7 @@ int main(void) {
   test_planner();
   test_cta_merge_plan();
   test_merge_inflight_shape();
+  test_merge_heads_plan();
   test_unmerged_plan_is_plain();
   test_scale_load_shape();
   test_l2_ahead_shape();

@@ -44,11 +44,11 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel, the CTA merge's partials in
- * flight, the default kernel's L2 prefetch or lazy rescale, the TMA pipeline's ring slots (all 0: the default
- * kernel) */
+ * flight, the default kernel's L2 prefetch or lazy rescale, the TMA pipeline's ring slots and scales, the merge by
+ * the last CTA of four KV heads (all 0: the default kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
-      tma_slots, tma_scales;
+      tma_slots, tma_scales, merge_heads;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -63,7 +63,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
                       v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
-                      v.tma_slots, v.tma_scales};
+                      v.tma_slots, v.tma_scales, v.merge_heads};
   if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
     static int said;
     if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
@@ -291,8 +291,10 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
                 v.prefetch, v.pair, v.otrans, v.ctas, v.unpack, v.combine, v.scale_load, v.l2_ahead, v.lazy_rescale,
                 v.tma_slots, v.tma_scales, bad, qn, plan.num_chunks,
                 plan.chunk_tiles, plan.split, plan.cta_merge);
-  KM_EXPECT_MSG(!t->want_merge || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d", t->what,
-                plan.cta_merge, !v.combine);
+  KM_EXPECT_MSG(!t->want_merge || v.merge_heads || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d",
+                t->what, plan.cta_merge, !v.combine);
+  KM_EXPECT_MSG(!v.merge_heads || plan.cta_merge == (plan.split ? 2 : 0), "%s: merge_heads: CTA merge %d, split %d",
+                t->what, plan.cta_merge, plan.split);
   KM_EXPECT_MSG(bad2 == 0, "%s: simple kernel: %zu of %zu outputs off", t->what, bad2, qn);
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
@@ -512,6 +514,32 @@ int main(void) {
     if (tma_cases[i].scale == KM_ATTN_SCALE_TOKEN_HEAD)
       run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1});
   run_case_with(&tma_cases[11], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1, .combine = 1});
+  /* merged by the last CTA of each (sequence, four KV heads): the merge cases with 4 or 8 KV heads (each format,
+   * windows, pages, head_dim 64 and 256, q_len 2), the planner's chunks, sequences of one chunk beside split ones,
+   * more partials than a round holds (16), a listed variant and the TMA pipeline; twice each (the counts go back
+   * to zero: the checked step is the second) */
+  static const int c_mh[] = {5000, 1, 40, 700}, c_mh3[] = {700, 333, 130}; /* 44, 21 and 9 tiles */
+  const tcase mh_cases[] = {
+      {"mh: gqa 32:8 bf16, chunks of 2 tiles (22 partials)", 32, 8, 128, 16, 1, 0, B, TEN, 3, c_mh3, 0, 2, 0},
+      {"mh: gqa 32:8 bf16, the planner's chunks, one-chunk sequences beside split ones", 32, 8, 128, 16, 1, 0, B, TEN, 4,
+       c_mh, 0, 0, 0},
+      {"mh: gqa 32:8 bf16 q_len 2, window 200", 32, 8, 128, 16, 2, 200, B, TEN, 2, c700, 0, 3, 0},
+      {"mh: pages", 32, 8, 128, 16, 1, 0, B, TEN, 2, c700, 7, 2, 0},
+      {"mh: d64 16:4", 16, 4, 64, 16, 1, 0, B, TEN, 2, c700, 0, 2, 0},
+      {"mh: d256 16:8", 16, 8, 256, 16, 1, 0, B, TEN, 2, c700, 0, 2, 0},
+      {"mh: fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 4, c_mh, 0, 5, 0},
+      {"mh: fp8 e5m2 per tensor, bs32", 32, 8, 128, 32, 1, 0, E5, TEN, 2, c700, 0, 2, 0},
+      {"mh: 3-bit", 32, 8, 128, 16, 1, 0, U3, TEN, 3, c_mh3, 0, 2, 0},
+      {"mh: TurboQuant", 32, 8, 128, 16, 1, 0, TQ, TEN, 3, c_mh3, 0, 2, 0},
+  };
+  for (size_t i = 0; i < sizeof mh_cases / sizeof mh_cases[0]; ++i) {
+    const tcase *t = &mh_cases[i];
+    run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){.merge_heads = 1});
+    if (t->d == 128 && t->kv != KM_ATTN_FP8_E5M2)
+      run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){2, 0, 1, 3, 0, 0, .merge_heads = 1}); /* O^T depth 2, 3 CTAs */
+    if (t->d == 128 && (t->kv == KM_ATTN_FP8_E4M3 || t->kv == KM_ATTN_FP8_E5M2))
+      run_case_with(t, 0, KM_ATTN_PIPE_TMA, (variant){.merge_heads = 1});
+  }
   /* paired tiles (odd tile counts end on a single tile; windows and pages mask inside a pair) */
   const tcase pair_cases[] = {
       {"pair: gqa 8:2 bf16 split 3", 8, 2, 128, 16, 1, 0, B, TEN, 3, c3, 0, 3},
