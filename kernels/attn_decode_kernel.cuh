@@ -894,7 +894,52 @@ __device__ __forceinline__ void merge_partial(float &m, float &wsum, float4 &acc
   m = mn;
 }
 
-// CTA merge (the plan's cta_merge): the CTA's warps have left the partials of chunks WARPS q .. WARPS q + 3
+// The CTA counts itself in for (sequence `seq`, KV head `kvh`) once its partials are written: true for the last of
+// the step's `arrivals` CTAs there, which sets the count back to zero (no other CTA of the step touches it again)
+// and may then read the others' partials.
+__device__ __forceinline__ bool last_to_arrive(const Params &p, int seq, int kvh, int arrivals) {
+  __shared__ int s_last;
+  __threadfence();  // this CTA's partials are visible before its count
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int *count = p.arrive + (size_t)seq * p.kv_heads + kvh;
+    s_last = atomicAdd(count, 1) == arrivals - 1;
+    if (s_last) *count = 0;
+  }
+  __syncthreads();
+  if (!s_last) return false;
+  __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
+  return true;
+}
+
+// Output dims e .. e + 3 of row r of KV head kvh of sequence seq: the merge of the n partials in workspace slots
+// ((first + j) x kv_heads + kvh) x rows + r, U of them in flight per thread.
+template <int D, int U>
+__device__ __forceinline__ void merge_to_output(const Params &p, int seq, int kvh, int r, int e, int first, int n) {
+  const int rows = p.rows;
+  float m = -INFINITY, wsum = 0.f;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int j0 = 0; j0 < n; j0 += U) {
+    float lse[U];
+    float4 o[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u;
+      const size_t slot = ((size_t)(first + (j < n ? j : 0)) * p.kv_heads + kvh) * rows + r;
+      lse[u] = j < n ? __ldcg(p.part_lse + slot) : -INFINITY;
+      o[u] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) merge_partial(m, wsum, acc, lse[u], o[u]);
+  }
+  const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+  const int qi = r / p.group, head = kvh * p.group + r % p.group;
+  uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + e;
+  *reinterpret_cast<uint2 *>(orow) =
+      make_uint2(pack_f32x2(acc.x * inv, acc.y * inv, false), pack_f32x2(acc.z * inv, acc.w * inv, false));
+}
+
+// CTA merge (the plan's cta_merge 1): the CTA's warps have left the partials of chunks WARPS q .. WARPS q + 3
 // of one (sequence, KV head) in shared memory (`sm`: WARPS x rows x D outputs, then WARPS x rows lses).
 // They become the CTA's one partial (workspace slot blockIdx.x), and the CTA counts itself in; the last CTA
 // of the (sequence, KV head) merges the sequence's partials into the bf16 output and sets the count back to
@@ -904,7 +949,6 @@ __device__ __forceinline__ void merge_partial(float &m, float &wsum, float4 &acc
 // rounds of L2 loads and 32 one).
 template <int D, int U = 16>
 __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int seq, int kvh) {
-  __shared__ int s_last;
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = rows * D4;
   __syncthreads();
@@ -921,40 +965,9 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
     __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e), make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv));
     if (e == 0) __stcg(pl + r, wsum > 0.f ? m + log2f(wsum) : -INFINITY);
   }
-  __threadfence();  // this CTA's partial is visible before its count
-  __syncthreads();
   const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
-  if (threadIdx.x == 0) {
-    int *count = p.arrive + (size_t)seq * p.kv_heads + kvh;
-    s_last = atomicAdd(count, 1) == quads - 1;
-    if (s_last) *count = 0;  // no other CTA of this step touches it again
-  }
-  __syncthreads();
-  if (!s_last) return false;
-  __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
-  for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
-    const int r = i / D4, e = i % D4 * 4;
-    float m = -INFINITY, wsum = 0.f;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int j0 = 0; j0 < quads; j0 += U) {
-      float lse[U];
-      float4 o[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int j = j0 + u;
-        const size_t slot = ((size_t)(q0 + (j < quads ? j : 0)) * p.kv_heads + kvh) * rows + r;
-        lse[u] = j < quads ? __ldcg(p.part_lse + slot) : -INFINITY;
-        o[u] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) merge_partial(m, wsum, acc, lse[u], o[u]);
-    }
-    const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
-    const int qi = r / p.group, head = kvh * p.group + r % p.group;
-    uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + e;
-    *reinterpret_cast<uint2 *>(orow) =
-        make_uint2(pack_f32x2(acc.x * inv, acc.y * inv, false), pack_f32x2(acc.z * inv, acc.w * inv, false));
-  }
+  if (!last_to_arrive(p, seq, kvh, quads)) return false;
+  for (int i = threadIdx.x; i < n4; i += WARPS * 32) merge_to_output<D, U>(p, seq, kvh, i / D4, i % D4 * 4, q0, quads);
   return true;
 }
 
@@ -965,44 +978,12 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
 // Returns whether this CTA was the last, the one that wrote the output.
 template <int D, int U = 16>
 __device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0) {
-  __shared__ int s_last;
   constexpr int D4 = D / 4;
-  const int rows = p.rows;
-  __threadfence();  // this warp's partial is visible before the CTA's count
-  __syncthreads();
+  const int rows = p.rows, n4 = WARPS * rows * D4;
   const int chunks = __ldg(p.seq_chunks + seq), c0 = __ldg(p.seq_chunk0 + seq);
-  if (threadIdx.x == 0) {
-    int *count = p.arrive + (size_t)seq * p.kv_heads + kvh0;
-    s_last = atomicAdd(count, 1) == chunks - 1;
-    if (s_last) *count = 0;  // no other CTA of this step touches it again
-  }
-  __syncthreads();
-  if (!s_last) return false;
-  __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
-  const int n4 = WARPS * rows * D4;
-  for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
-    const int kvh = kvh0 + i / (rows * D4), r = i / D4 % rows, e = i % D4 * 4;
-    float m = -INFINITY, wsum = 0.f;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int j0 = 0; j0 < chunks; j0 += U) {
-      float lse[U];
-      float4 o[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int j = j0 + u;
-        const size_t slot = ((size_t)(c0 + (j < chunks ? j : 0)) * p.kv_heads + kvh) * rows + r;
-        lse[u] = j < chunks ? __ldcg(p.part_lse + slot) : -INFINITY;
-        o[u] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u) merge_partial(m, wsum, acc, lse[u], o[u]);
-    }
-    const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
-    const int qi = r / p.group, head = kvh * p.group + r % p.group;
-    uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + e;
-    *reinterpret_cast<uint2 *>(orow) =
-        make_uint2(pack_f32x2(acc.x * inv, acc.y * inv, false), pack_f32x2(acc.z * inv, acc.w * inv, false));
-  }
+  if (!last_to_arrive(p, seq, kvh0, chunks)) return false;
+  for (int i = threadIdx.x; i < n4; i += WARPS * 32)
+    merge_to_output<D, U>(p, seq, kvh0 + i / (rows * D4), i / D4 % rows, i % D4 * 4, c0, chunks);
   return true;
 }
 
