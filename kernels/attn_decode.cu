@@ -251,6 +251,9 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->pair && (s->pair != 1 || !variant_shape))
     return "paired tiles: head_dim 128, <= 8 query rows per KV head, register pipeline, default depth, not e5m2";
   if (s->tma_slots && s->pipe != KM_ATTN_PIPE_TMA) return "tma_slots: the TMA pipeline only";
+  if (s->tma_promo != 0 && s->tma_promo != -1 && s->tma_promo != 64 && s->tma_promo != 128 && s->tma_promo != 256)
+    return "tma_promo must be 0 (the default), -1 (none), 64, 128 or 256";
+  if (s->tma_promo && s->pipe != KM_ATTN_PIPE_TMA) return "tma_promo: the TMA pipeline only";
   if (s->tma_scales != 0 && s->tma_scales != 1) return "tma_scales must be 0 or 1";
   if (s->tma_scales && (s->pipe != KM_ATTN_PIPE_TMA || s->scale != KM_ATTN_SCALE_TOKEN_HEAD ||
                         (s->tma_slots != 0 && s->tma_slots != 4)))
@@ -445,7 +448,8 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
 }
 
 // The TMA pipeline's tensor maps (TmaMaps): each pool as [cache_blocks x block_size rows][kv_heads][128 bytes] of
-// bytes, a box of 16 rows of one head, stored with the 128-byte swizzle, promoted to L2 in 256-byte lines. The
+// bytes, a box of 16 rows of one head, stored with the 128-byte swizzle, promoted to L2 in 256-byte lines (the
+// shape's tma_promo: 64 or 128 bytes, or none). The
 // driver's encoder comes through the runtime's entry-point lookup (no link against the driver library).
 static cudaError_t tma_maps(TmaMaps *m, const km_attn_args *a, const km_attn_shape *s) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
@@ -463,11 +467,15 @@ static cudaError_t tma_maps(TmaMaps *m, const km_attn_args *a, const km_attn_sha
   const cuuint64_t dims[3] = {rb, (cuuint64_t)s->num_kv_heads, (cuuint64_t)rows};
   const cuuint64_t strides[2] = {rb, rb * (cuuint64_t)s->num_kv_heads};  // bytes, dims 1 and 2
   const cuuint32_t box[3] = {(cuuint32_t)rb, 1, KM_ATTN_TILE}, unit[3] = {1, 1, 1};
+  const CUtensorMapL2promotion promo = s->tma_promo == -1    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                       : s->tma_promo == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                       : s->tma_promo == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                                             : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   for (int i = 0; i < 2; ++i) {
     CUtensorMap *map = i ? &m->v : &m->k;
     void *base = const_cast<void *>(i ? a->v_cache : a->k_cache);
     if (encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, base, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_SWIZZLE_128B, promo,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
       return cudaErrorInvalidValue;
   }

@@ -445,6 +445,18 @@ static void test_tma_shape(void) {
   opt[3].lazy_rescale = 1;
   opt[4].kv = KM_ATTN_U3, opt[4].scale = KM_ATTN_SCALE_TENSOR;
   for (int i = 0; i < 5; ++i) KM_EXPECT_MSG(km_attn_shape_error(&opt[i]) != NULL, "option %d accepted", i);
+  /* tma_promo: 0, -1, 64, 128 or 256, the TMA pipeline only */
+  const int promos[] = {-1, 64, 128, 256};
+  for (size_t i = 0; i < sizeof promos / sizeof promos[0]; ++i) {
+    km_attn_shape pr = sh;
+    pr.tma_promo = promos[i];
+    KM_EXPECT_MSG(km_attn_shape_error(&pr) == NULL, "tma_promo %d refused", promos[i]);
+  }
+  km_attn_shape bad_pr[3] = {sh, sh, sh};
+  bad_pr[0].tma_promo = 32;
+  bad_pr[1].tma_promo = 512;
+  bad_pr[2].tma_promo = 128, bad_pr[2].pipe = KM_ATTN_PIPE_REGISTERS;
+  expect_refused(bad_pr, 3, "tma_promo", NULL, "tma_promo");
   /* tma_scales: 0 or 1, the TMA pipeline with per-token-head scales and 4 slots */
   km_attn_shape ts = sh;
   ts.tma_scales = 1;

@@ -48,7 +48,7 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
  * the last CTA of four KV heads (all 0: the default kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
-      tma_slots, tma_scales, merge_heads;
+      tma_slots, tma_scales, merge_heads, tma_promo;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -63,7 +63,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
                       v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
-                      v.tma_slots, v.tma_scales, v.merge_heads};
+                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo};
   if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
     static int said;
     if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
@@ -514,6 +514,10 @@ int main(void) {
     if (tma_cases[i].scale == KM_ATTN_SCALE_TOKEN_HEAD)
       run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1});
   run_case_with(&tma_cases[11], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1, .combine = 1});
+  /* the maps' L2 promotion changes no value: a few TMA cases with each */
+  static const int promos[] = {-1, 64, 128};
+  for (size_t r = 0; r < sizeof promos / sizeof promos[0]; ++r)
+    for (size_t i = 0; i < 3; ++i) run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_promo = promos[r]});
   /* merged by the last CTA of each (sequence, four KV heads): the merge cases with 4 or 8 KV heads (each format,
    * windows, pages, head_dim 64 and 256, q_len 2), the planner's chunks, sequences of one chunk beside split ones,
    * more partials than a round holds (16), a listed variant and the TMA pipeline; twice each (the counts go back
