@@ -223,7 +223,7 @@ static void release_all(km_bench *b) {
 void km_bench_counter(km_bench *b, const char *name, double value) { gb_counter(b->st, name, value); }
 
 void km_bench_label(km_bench *b, const char *fmt, ...) {
-  char buf[1024]; /* a label may carry a breakdown (the attn stamps rows: ~450 characters) */
+  char buf[1536]; /* a label may carry a breakdown (the attn stamps rows: ~800 characters) */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);

@@ -729,6 +729,8 @@ static void stamp_report(km_bench *b, attn_run *r, char *line, size_t len) {
   km_bench_counter(b, "stamp_per_tile_us", sm.per_tile_us);
   km_bench_counter(b, "stamp_last_merge_us", sm.last.merge);
   km_bench_counter(b, "stamp_sm_mhz", sm.cycles_per_us);
+  km_bench_counter(b, "stamp_per_tile_p90_us", sm.per_tile_p90_us);
+  km_bench_counter(b, "stamp_sm_slowest_per_tile_us", sm.sm_slowest_per_tile_us);
   line[0] = ';', line[1] = ' ';
   km_attn_stamps_format(&sm, line + 2, len - 2);
 }
@@ -762,7 +764,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
                       : r->plan.cta_merge == 2 ? ", partials merged in the kernel by the last CTA of each four KV heads"
                       : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
                                             : ", partials merged in the kernel";
-  char stamps[700] = "";
+  char stamps[900] = "";
   if (p->stamps) stamp_report(b, r, stamps, sizeof stamps);
   KM_RETURN_IF_STOPPED(b);
   km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s%s%s",

@@ -18,6 +18,42 @@ static double median_of(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The nearest-rank quantile q of v[0..n) sorted ascending. */
+static double quantile_sorted(const double *v, int n, double q) {
+  return n > 0 ? v[(int)(q * (n - 1) + 0.5)] : 0;
+}
+
+/* Per-tile time (other tiles / (tiles - 1)) of each warp of >= 2 tiles: its spread over the warps, and each
+ * SM's mean over its warps (the SM id is the low 16 bits of KM_ATTN_STAMP_SM): the median SM's and the slowest. */
+static int per_tile_spread(const uint64_t *st, const km_attn_phases *all, int items, km_attn_stamp_summary *out) {
+  double *v = malloc((size_t)items * sizeof *v), *sum = calloc(65536, sizeof *sum);
+  int *cnt = calloc(65536, sizeof *cnt);
+  if (!v || !sum || !cnt) {
+    free(v), free(sum), free(cnt);
+    return -1;
+  }
+  int n = 0;
+  for (int i = 0; i < items; ++i) {
+    if (all[i].tiles < 2) continue;
+    const double t = all[i].other_tiles / (all[i].tiles - 1);
+    const unsigned sm = (unsigned)(st[(size_t)i * KM_ATTN_STAMPS + KM_ATTN_STAMP_SM] & 0xFFFFu);
+    v[n++] = t;
+    sum[sm] += t, cnt[sm] += 1;
+  }
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  out->per_tile_p10_us = quantile_sorted(v, n, 0.1);
+  out->per_tile_p90_us = quantile_sorted(v, n, 0.9);
+  out->per_tile_max_us = n > 0 ? v[n - 1] : 0;
+  int m = 0;
+  for (int sm = 0; sm < 65536; ++sm)
+    if (cnt[sm]) v[m++] = sum[sm] / cnt[sm];
+  out->sms = m;
+  out->sm_median_per_tile_us = median_of(v, m); /* sorts v */
+  out->sm_slowest_per_tile_us = m > 0 ? v[m - 1] : 0;
+  free(v), free(sum), free(cnt);
+  return 0;
+}
+
 /* The clock points of one warp, in order (a phase is the difference of two neighbours). */
 static const int POINTS[] = {KM_ATTN_STAMP_START, KM_ATTN_STAMP_METADATA, KM_ATTN_STAMP_Q,   KM_ATTN_STAMP_FIRST_TILE,
                              KM_ATTN_STAMP_LOOP,  KM_ATTN_STAMP_WRITTEN,  KM_ATTN_STAMP_END};
@@ -104,7 +140,12 @@ int km_attn_stamps_summarize(const uint64_t *st, int items, km_attn_stamp_summar
     if (all[i].tiles >= 2) col[n++] = all[i].other_tiles / (all[i].tiles - 1);
   out->per_tile_us = median_of(col, n);
   out->last = all[last];
+  const int spread = per_tile_spread(st, all, items, out);
   free(rate), free(col), free(all);
+  if (spread != 0) {
+    snprintf(err, errlen, "no host memory for the stamps");
+    return -1;
+  }
   return 0;
 }
 
@@ -114,9 +155,11 @@ void km_attn_stamps_format(const km_attn_stamp_summary *s, char *buf, size_t len
            "stamps of the last launch, %d warps, SM clock %.0f MHz: kernel span %.2f us (warp starts spread over "
            "%.2f); median warp: metadata %.2f, Q %.2f, first tile %.2f, %.3f per further tile, partial %.2f, "
            "merge %.2f; the last warp to end (%d tiles%s): start +%.2f, metadata %.2f, Q %.2f, first tile %.2f, "
-           "other tiles %.2f, partial %.2f, merge %.2f",
+           "other tiles %.2f, partial %.2f, merge %.2f; per further tile over the warps p10 %.3f, p90 %.3f, max %.3f, "
+           "over the %d SMs (each its warps' mean) median %.3f, slowest %.3f",
            s->warps, s->cycles_per_us, s->span_us, s->start_spread_us, s->median.metadata, s->median.q,
            s->median.first_tile, s->per_tile_us, s->median.write, s->median.merge, l->tiles,
            l->wrote_output ? ", its CTA wrote the output" : "", l->start, l->metadata, l->q, l->first_tile,
-           l->other_tiles, l->write, l->merge);
+           l->other_tiles, l->write, l->merge, s->per_tile_p10_us, s->per_tile_p90_us, s->per_tile_max_us, s->sms,
+           s->sm_median_per_tile_us, s->sm_slowest_per_tile_us);
 }

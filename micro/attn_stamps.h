@@ -24,6 +24,10 @@ typedef struct km_attn_stamp_summary {
   double start_spread_us;
   km_attn_phases median; /* each phase's median over the warps (tiles: the median chunk) */
   double per_tile_us;    /* median over warps of other_tiles / (tiles - 1), warps of >= 2 tiles */
+  double per_tile_p10_us, per_tile_p90_us, per_tile_max_us; /* the same per-tile times' spread over the warps */
+  int sms;                      /* SMs with such warps */
+  double sm_median_per_tile_us; /* each SM's mean per-tile time over its warps: the median SM's */
+  double sm_slowest_per_tile_us; /* ... and the slowest SM's: an imbalance the SMs share shows here */
   km_attn_phases last;   /* the warp that ended last: its phases sum to span_us (within the clock's rate) */
 } km_attn_stamp_summary;
 

@@ -51,15 +51,28 @@ int main(void) {
   KM_EXPECT_NEAR(s.median.start, 0.5, 1e-9);
   KM_EXPECT(s.median.tiles == 16);
   KM_EXPECT_NEAR(s.per_tile_us, 2.0, 1e-3); /* 28.5 / 15, 30 / 15, 25 / 10: median 2.0 */
+  /* their spread over the warps (nearest rank of 1.9, 2.0, 2.5) and over the SMs (one warp each) */
+  KM_EXPECT_NEAR(s.per_tile_p10_us, 1.9, 1e-3);
+  KM_EXPECT_NEAR(s.per_tile_p90_us, 2.5, 1e-3);
+  KM_EXPECT_NEAR(s.per_tile_max_us, 2.5, 1e-3);
+  KM_EXPECT(s.sms == 3);
+  KM_EXPECT_NEAR(s.sm_median_per_tile_us, 2.0, 1e-3);
+  KM_EXPECT_NEAR(s.sm_slowest_per_tile_us, 2.5, 1e-3);
   /* the last warp's phases add up to the span */
   const km_attn_phases *l = &s.last;
   KM_EXPECT(l->tiles == 11 && l->wrote_output);
   KM_EXPECT_NEAR(l->start + l->metadata + l->q + l->first_tile + l->other_tiles + l->write + l->merge, s.span_us, 1e-3);
   KM_EXPECT_NEAR(l->merge, 8.0, 1e-3);
-  char line[600];
+  char line[800];
   km_attn_stamps_format(&s, line, sizeof line);
   KM_EXPECT(strstr(line, "3 warps") && strstr(line, "kernel span 38.65 us") && strstr(line, "merge 8.00") &&
-            strstr(line, "its CTA wrote the output"));
+            strstr(line, "its CTA wrote the output") && strstr(line, "p90 2.500") && strstr(line, "3 SMs"));
+  /* two warps on one SM: the SM's mean is theirs (1.9 and 2.0 on SM 3 -> 1.95; SM 9 2.5) */
+  st[KM_ATTN_STAMPS + KM_ATTN_STAMP_SM] = 3;
+  KM_EXPECT(km_attn_stamps_summarize(st, 3, &s, err, sizeof err) == 0);
+  KM_EXPECT(s.sms == 2);
+  KM_EXPECT_NEAR(s.sm_median_per_tile_us, (1.95 + 2.5) / 2, 1e-3);
+  KM_EXPECT_NEAR(s.sm_slowest_per_tile_us, 2.5, 1e-3);
   /* refused: no warps, a point before the one it follows, a zero global-timer span */
   KM_EXPECT(km_attn_stamps_summarize(st, 0, &s, err, sizeof err) == -1 && strstr(err, "no warps"));
   uint64_t bad[KM_ATTN_STAMPS];
