@@ -22,6 +22,18 @@ double km_median_of(const double *x, size_t n) {
   return m;
 }
 
+double km_quantile_of(const double *x, size_t n, double q) {
+  if (n == 0) return NAN;
+  double *s = malloc(n * sizeof *s);
+  if (!s) return NAN;
+  memcpy(s, x, n * sizeof *s);
+  qsort(s, n, sizeof *s, cmp_double);
+  const double r = (q < 0 ? 0 : q > 1 ? 1 : q) * (double)(n - 1) + 0.5;
+  const double v = s[(size_t)r];
+  free(s);
+  return v;
+}
+
 int km_stats_compute(const double *x, size_t n, km_stats *out) {
   memset(out, 0, sizeof *out);
   if (n == 0) return -1;

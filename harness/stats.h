@@ -16,6 +16,9 @@ typedef struct km_stats {
 /* 0 ok; -1 when n == 0 or a sample is not finite. x is not modified. */
 int km_stats_compute(const double *x, size_t n, km_stats *out);
 double km_median_of(const double *x, size_t n); /* NaN when n == 0 */
+/* The nearest-rank q-quantile (0 <= q <= 1: the value of rank round(q (n - 1)) in ascending order); NaN when
+ * n == 0. x is not modified. */
+double km_quantile_of(const double *x, size_t n, double q);
 int km_stats_noisy(const km_stats *s);
 
 #endif

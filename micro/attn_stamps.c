@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attn_decode.h"
+#include "stats.h"
 
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -16,11 +17,6 @@ static double median_of(double *v, int n) {
   if (n <= 0) return 0;
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* The nearest-rank quantile q of v[0..n) sorted ascending. */
-static double quantile_sorted(const double *v, int n, double q) {
-  return n > 0 ? v[(int)(q * (n - 1) + 0.5)] : 0;
 }
 
 /* Per-tile time (other tiles / (tiles - 1)) of each warp of >= 2 tiles: its spread over the warps, and each
@@ -40,10 +36,9 @@ static int per_tile_spread(const uint64_t *st, const km_attn_phases *all, int it
     v[n++] = t;
     sum[sm] += t, cnt[sm] += 1;
   }
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  out->per_tile_p10_us = quantile_sorted(v, n, 0.1);
-  out->per_tile_p90_us = quantile_sorted(v, n, 0.9);
-  out->per_tile_max_us = n > 0 ? v[n - 1] : 0;
+  out->per_tile_p10_us = n > 0 ? km_quantile_of(v, (size_t)n, 0.1) : 0;
+  out->per_tile_p90_us = n > 0 ? km_quantile_of(v, (size_t)n, 0.9) : 0;
+  out->per_tile_max_us = n > 0 ? km_quantile_of(v, (size_t)n, 1.0) : 0;
   int m = 0;
   for (int sm = 0; sm < 65536; ++sm)
     if (cnt[sm]) v[m++] = sum[sm] / cnt[sm];

@@ -23,6 +23,16 @@ int main(void) {
   KM_EXPECT_NEAR(km_median_of(even, 2), 2.5, 0);
   KM_EXPECT_NEAR(km_median_of(even, 1), 4, 0);
   KM_EXPECT(isnan(km_median_of(even, 0)));
+  /* nearest-rank quantiles, the input left as it was */
+  double five[5] = {5, 1, 4, 2, 3};
+  KM_EXPECT_NEAR(km_quantile_of(five, 5, 0.0), 1, 0);
+  KM_EXPECT_NEAR(km_quantile_of(five, 5, 0.1), 1, 0); /* rank 0.4 -> 0 */
+  KM_EXPECT_NEAR(km_quantile_of(five, 5, 0.15), 2, 0); /* rank 0.6 -> 1 */
+  KM_EXPECT_NEAR(km_quantile_of(five, 5, 0.5), 3, 0);
+  KM_EXPECT_NEAR(km_quantile_of(five, 5, 0.9), 5, 0);
+  KM_EXPECT_NEAR(km_quantile_of(five, 5, 2.0), 5, 0); /* q clamped to [0, 1] */
+  KM_EXPECT(five[0] == 5 && five[4] == 3);
+  KM_EXPECT(isnan(km_quantile_of(five, 0, 0.5)));
 
   const double flat[] = {2, 2, 2, 2, 2, 2};
   KM_EXPECT(km_stats_compute(flat, 6, &s) == 0);
