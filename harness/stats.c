@@ -22,15 +22,22 @@ double km_median_of(const double *x, size_t n) {
   return m;
 }
 
-double km_quantile_of(const double *x, size_t n, double q) {
-  if (n == 0) return NAN;
-  double *s = malloc(n * sizeof *s);
-  if (!s) return NAN;
-  memcpy(s, x, n * sizeof *s);
-  qsort(s, n, sizeof *s, cmp_double);
-  const double r = (q < 0 ? 0 : q > 1 ? 1 : q) * (double)(n - 1) + 0.5;
-  const double v = s[(size_t)r];
+void km_quantiles_of(const double *x, size_t n, const double *q, size_t nq, double *out) {
+  double *s = n ? malloc(n * sizeof *s) : NULL;
+  if (s) {
+    memcpy(s, x, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+  }
+  for (size_t i = 0; i < nq; ++i) {
+    const double qi = q[i] < 0 ? 0 : q[i] > 1 ? 1 : q[i];
+    out[i] = s ? s[(size_t)(qi * (double)(n - 1) + 0.5)] : NAN;
+  }
   free(s);
+}
+
+double km_quantile_of(const double *x, size_t n, double q) {
+  double v;
+  km_quantiles_of(x, n, &q, 1, &v);
   return v;
 }
 

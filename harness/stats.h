@@ -19,6 +19,8 @@ double km_median_of(const double *x, size_t n); /* NaN when n == 0 */
 /* The nearest-rank q-quantile (0 <= q <= 1: the value of rank round(q (n - 1)) in ascending order); NaN when
  * n == 0. x is not modified. */
 double km_quantile_of(const double *x, size_t n, double q);
+/* km_quantile_of for each of q[0..nq) into out[0..nq), from one sort of x. */
+void km_quantiles_of(const double *x, size_t n, const double *q, size_t nq, double *out);
 int km_stats_noisy(const km_stats *s);
 
 #endif

@@ -36,9 +36,12 @@ static int per_tile_spread(const uint64_t *st, const km_attn_phases *all, int it
     v[n++] = t;
     sum[sm] += t, cnt[sm] += 1;
   }
-  out->per_tile_p10_us = n > 0 ? km_quantile_of(v, (size_t)n, 0.1) : 0;
-  out->per_tile_p90_us = n > 0 ? km_quantile_of(v, (size_t)n, 0.9) : 0;
-  out->per_tile_max_us = n > 0 ? km_quantile_of(v, (size_t)n, 1.0) : 0;
+  if (n > 0) {
+    const double q[3] = {0.1, 0.9, 1.0};
+    double at[3];
+    km_quantiles_of(v, (size_t)n, q, 3, at);
+    out->per_tile_p10_us = at[0], out->per_tile_p90_us = at[1], out->per_tile_max_us = at[2];
+  }
   int m = 0;
   for (int sm = 0; sm < 65536; ++sm)
     if (cnt[sm]) v[m++] = sum[sm] / cnt[sm];

@@ -33,6 +33,12 @@ int main(void) {
   KM_EXPECT_NEAR(km_quantile_of(five, 5, 2.0), 5, 0); /* q clamped to [0, 1] */
   KM_EXPECT(five[0] == 5 && five[4] == 3);
   KM_EXPECT(isnan(km_quantile_of(five, 0, 0.5)));
+  const double qs[3] = {0.1, 0.5, 1.0};
+  double got[3];
+  km_quantiles_of(five, 5, qs, 3, got); /* the same ranks from one sort */
+  KM_EXPECT(got[0] == 1 && got[1] == 3 && got[2] == 5 && five[0] == 5);
+  km_quantiles_of(five, 0, qs, 3, got);
+  KM_EXPECT(isnan(got[0]) && isnan(got[2]));
 
   const double flat[] = {2, 2, 2, 2, 2, 2};
   KM_EXPECT(km_stats_compute(flat, 6, &s) == 0);
