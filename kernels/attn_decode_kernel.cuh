@@ -763,8 +763,9 @@ struct RingSource {
 // of its slot by the warp's lanes (one 4-byte cp.async each: lane l the K scale of token l, or for l >= 16 the V
 // scale of token l - 16), whose completion each lane counts on the slot's mbarrier (cp.async.mbarrier.arrive
 // .noinc; the barrier then expects 33 arrivals), so that no register waits on them: Nsight Compute put 86% of
-// SC 0's long-scoreboard stalls on the first use of the register scale loaded three tiles earlier
-// (reports/attn-notes.md). The tile lists one list early (Item::tile_row_early).
+// SC 0's long-scoreboard stalls on the first use of the register scale loaded three tiles earlier, but SC 1
+// measured slower (b16 x 32K 301.5 us against 283.4, H200, 3fd60e7; reports/attn-notes.md), so SC 0 is the
+// default. The tile lists one list early (Item::tile_row_early).
 template <typename T, int NS, int SC = 0>
 struct TmaSource {
   static_assert(T::FP8 && T::RB == 128 && T::KBYTES == 32 && T::VBYTES == 16,

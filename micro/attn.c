@@ -982,7 +982,7 @@ PREG(ot1_e4t_b16_32k, E4, TEN, 16, 32768, 0);
  * the combine pass the planner's 185-tile chunks take */
 PDEF(ct171_fp8_b16_32k, E4, TOK, 16, 32768, .chunk_tiles = 171);
 /* bf16's default at b16 x 32K in chunks of 256 tiles: the planner's 8 per sequence, merged in the kernel instead of
- * by the combine pass (the planner merges the register kernels' partials from 16 chunks per sequence) */
+ * by the combine pass the planner takes there (bf16 merges from 8 chunks only where they are <= 64 tiles) */
 PDEF(ct256_bf16_b16_32k, BF, TEN, 16, 32768, .chunk_tiles = 256);
 /* the default's chunks and CTAs as for the combine pass (four KV heads of one chunk per CTA, the warps streaming the
  * same tokens' rows), the partials merged by the last CTA of each (sequence, four KV heads) instead (mh) */
