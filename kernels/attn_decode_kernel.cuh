@@ -765,7 +765,10 @@ struct RingSource {
 // .noinc; the barrier then expects 33 arrivals), so that no register waits on them: Nsight Compute put 86% of
 // SC 0's long-scoreboard stalls on the first use of the register scale loaded three tiles earlier, but SC 1
 // measured slower (b16 x 32K 301.5 us against 283.4, H200, 3fd60e7; reports/attn-notes.md), so SC 0 is the
-// default. The tile lists one list early (Item::tile_row_early).
+// default. SC 2: SC 0's register scales, but every lane arrives on the slot's mbarrier when its tile is issued (32
+// arrivals a phase: lane 0's with the copies' byte count, 31 plain ones), so that each thread that waits on a phase
+// has also arrived on it (synccheck fails SC 0's launch, where 31 lanes only wait, and passes SC 1's, where all 32
+// arrive). The tile lists one list early (Item::tile_row_early).
 template <typename T, int NS, int SC = 0>
 struct TmaSource {
   static_assert(T::FP8 && T::RB == 128 && T::KBYTES == 32 && T::VBYTES == 16,
@@ -774,7 +777,8 @@ struct TmaSource {
   static constexpr int N = NS;
   static constexpr int TILE_BYTES = KM_ATTN_TILE * T::RB;  // K or V of one tile: 2 KiB, two swizzle atoms
   static constexpr int SLOT_BYTES = 2 * TILE_BYTES;
-  static constexpr int SCALE_BYTES = SC ? 2 * KM_ATTN_TILE * 4 : 0;  // SC 1: a slot's K and V scales
+  static_assert(SC >= 0 && SC <= 2, "SC 0, 1 or 2");
+  static constexpr int SCALE_BYTES = SC == 1 ? 2 * KM_ATTN_TILE * 4 : 0;  // SC 1: a slot's K and V scales
   // per CTA: the rings (1024-byte aligned, the swizzle's period: up to 1008 bytes of padding after the static
   // shared memory), then (SC 1) each warp's NS slots of scales, then each warp's NS mbarriers
   static constexpr int SMEM = 1024 + WARPS * NS * (SLOT_BYTES + SCALE_BYTES + 8);
@@ -803,11 +807,13 @@ struct TmaSource {
       char *slot = ring + u * SLOT_BYTES;
       km_bulk::load_box3(slot, kmap, 0, it.kvh, (int)row0, bar + u);
       km_bulk::load_box3(slot + TILE_BYTES, vmap, 0, it.kvh, (int)row0, bar + u);
+    } else if constexpr (SC == 2) {
+      km_bulk::bar_arrive(bar + u);
     }
 #else
     __trap();  // the host launches this pipeline only where sm_90 code runs (kernel_pipe)
 #endif
-    if constexpr (SC) {
+    if constexpr (SC == 1) {
       if (it.p->per_token) {  // every lane: its scale into the slot, then an arrival when that copy has landed
         cp_async<4>(smem_addr(sc + u * 2 * KM_ATTN_TILE + it.lane), lane_slot_scale(it, row0));
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
@@ -823,8 +829,8 @@ struct TmaSource {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     if (it.lane == 0) {
       // lane 0's arrival with the copies' byte count, and with SC 1 and per-token scales every lane's arrival
-      // when its scale has landed
-      const uint32_t arrivals = SC && it.p->per_token ? 33u : 1u;
+      // when its scale has landed, with SC 2 the 31 other lanes' arrivals when the tile is issued
+      const uint32_t arrivals = SC == 1 && it.p->per_token ? 33u : SC == 2 ? 32u : 1u;
       for (int u = 0; u < N; ++u) km_bulk::bar_init(bar + u, arrivals);
       km_bulk::bar_init_fence();
     }
@@ -861,7 +867,7 @@ struct TmaSource {
     }
   }
   __device__ __forceinline__ void scales(Item &it, int u, float (&k)[2][2], float (&v)[2][2]) const {
-    if constexpr (SC) {
+    if constexpr (SC == 1) {
       slot_scales<T>(sc + u * 2 * KM_ATTN_TILE, it.c, k, v);
     } else {
       ls.spread(lsc[u], k, v);
@@ -1006,7 +1012,8 @@ __device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0) 
 // kernel_bf16_extra's instantiations).
 // PD: register pipeline only, tiles prefetched into L2 beyond those in flight (RegSource::l2_tile; 0: none).
 // LZ: 1 skips the rescale of O in a step where no row's running maximum moved (the same values).
-// TS: the TMA pipeline only, 1 copies per-token scales into the tile's slot (TmaSource's SC 1).
+// TS: the TMA pipeline only, 1 copies per-token scales into the tile's slot, 2 has every lane arrive on the slot's
+// mbarrier (TmaSource's SC).
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
           int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p, const __grid_constant__ TmaMaps maps) {
@@ -1689,12 +1696,15 @@ Kern kernel_default_option(const km_attn_shape &s) {
 // The TMA pipeline's kernel of fp8 format KV (head_dim 128, <= 8 rows, O^T accumulators) with s.tma_slots ring
 // slots per warp (0: KM_ATTN_TMA_SLOTS), registers capped so that the CTAs the rings leave room for fit: 3 slots
 // 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA); s.tma_scales 1 (4
-// slots): the per-token scales copied into the slots (67 KiB).
+// slots): the per-token scales copied into the slots (67 KiB); s.tma_scales 2 (4 slots): every lane arrives.
 template <int KV>
 Kern kernel_tma(const km_attn_shape &s) {
   constexpr int P = KM_ATTN_PIPE_TMA;
-  if (s.tma_scales)
+  if (s.tma_scales == 1)
     return s.tma_slots == 0 || s.tma_slots == 4 ? kernel_pipe<128, KV, 0, P, 4, 1, 1, 3, 0, 0, 0, 16, 0, 0, 1>()
+                                                 : Kern{nullptr, 0};
+  if (s.tma_scales == 2)
+    return s.tma_slots == 0 || s.tma_slots == 4 ? kernel_pipe<128, KV, 0, P, 4, 1, 1, 3, 0, 0, 0, 16, 0, 0, 2>()
                                                  : Kern{nullptr, 0};
   switch (s.tma_slots ? s.tma_slots : KM_ATTN_TMA_SLOTS) {
     case 3: return kernel_pipe<128, KV, 0, P, 3, 1, 1, 4>();

@@ -457,7 +457,8 @@ static void test_tma_shape(void) {
   bad_pr[1].tma_promo = 512;
   bad_pr[2].tma_promo = 128, bad_pr[2].pipe = KM_ATTN_PIPE_REGISTERS;
   expect_refused(bad_pr, 3, "tma_promo", NULL, "tma_promo");
-  /* tma_scales: 0 or 1, the TMA pipeline with per-token-head scales and 4 slots */
+  /* tma_scales: 0, 1 (the TMA pipeline with per-token-head scales and 4 slots) or 2 (the TMA pipeline, 4 slots,
+   * any scales) */
   km_attn_shape ts = sh;
   ts.tma_scales = 1;
   KM_EXPECT(km_attn_shape_error(&ts) == NULL);
@@ -465,12 +466,22 @@ static void test_tma_shape(void) {
   KM_EXPECT(km_attn_shape_error(&ts) == NULL);
   km_attn_shape bts[5];
   for (int i = 0; i < 5; ++i) bts[i] = ts;
-  bts[0].tma_scales = 2;
+  bts[0].tma_scales = 3;
   bts[1].scale = KM_ATTN_SCALE_TENSOR;
   bts[2].tma_slots = 3;
   bts[3].pipe = KM_ATTN_PIPE_REGISTERS, bts[3].tma_slots = 0;
   bts[4].tma_slots = 6;
   expect_refused(bts, 5, "tma_scales", NULL, "tma_scales");
+  km_attn_shape ta = ts;
+  ta.tma_scales = 2;
+  KM_EXPECT(km_attn_shape_error(&ta) == NULL);
+  ta.scale = KM_ATTN_SCALE_TENSOR;
+  KM_EXPECT(km_attn_shape_error(&ta) == NULL);
+  km_attn_shape bta[3] = {ta, ta, ta};
+  bta[0].tma_slots = 3;
+  bta[1].tma_slots = 6;
+  bta[2].pipe = KM_ATTN_PIPE_REGISTERS, bta[2].tma_slots = 0;
+  expect_refused(bta, 3, "tma_scales 2", NULL, "tma_scales");
 }
 
 /* lazy_rescale: 0 or 1, at the same kernel shapes as l2_ahead, and not together with it. */

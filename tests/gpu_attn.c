@@ -514,6 +514,9 @@ int main(void) {
     if (tma_cases[i].scale == KM_ATTN_SCALE_TOKEN_HEAD)
       run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1});
   run_case_with(&tma_cases[11], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 1, .combine = 1});
+  /* every lane arriving on the slots' mbarriers (every TMA case: any scales) */
+  for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
+    run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 2});
   /* the maps' L2 promotion changes no value: a few TMA cases with each */
   static const int promos[] = {-1, 64, 128};
   for (size_t r = 0; r < sizeof promos / sizeof promos[0]; ++r)
