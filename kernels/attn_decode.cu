@@ -450,8 +450,9 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
 }
 
 // The TMA pipeline's tensor maps (TmaMaps): each pool as [cache_blocks x block_size rows][kv_heads][128 bytes] of
-// bytes, a box of 16 rows of one head, stored with the 128-byte swizzle, promoted to L2 in 256-byte lines (the
-// shape's tma_promo: 64 or 128 bytes, or none). The
+// bytes, a box of 16 rows of one head, stored with the 128-byte swizzle, promoted to L2 in 128-byte lines, a row
+// each (the shape's tma_promo: 64 or 256 bytes, or none). 256 was the default until 961c824's rows (H200) measured
+// 128 faster: fp8 b64 x 32K 1,065.0 against 1,084.7 us, b16 x 32K 281.5 against 283.4 (reports/attn-notes.md). The
 // driver's encoder comes through the runtime's entry-point lookup (no link against the driver library).
 static cudaError_t tma_maps(TmaMaps *m, const km_attn_args *a, const km_attn_shape *s) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
@@ -471,8 +472,8 @@ static cudaError_t tma_maps(TmaMaps *m, const km_attn_args *a, const km_attn_sha
   const cuuint32_t box[3] = {(cuuint32_t)rb, 1, KM_ATTN_TILE}, unit[3] = {1, 1, 1};
   const CUtensorMapL2promotion promo = s->tma_promo == -1    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
                                        : s->tma_promo == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-                                       : s->tma_promo == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                                             : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+                                       : s->tma_promo == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                             : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
   for (int i = 0; i < 2; ++i) {
     CUtensorMap *map = i ? &m->v : &m->k;
     void *base = const_cast<void *>(i ? a->v_cache : a->k_cache);

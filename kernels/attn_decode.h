@@ -127,7 +127,7 @@ typedef struct km_attn_shape {
                           writes its partial, and the last CTA of each (sequence, group of four KV heads) merges the
                           sequence's chunks into the output (plan cta_merge 2); num_kv_heads a multiple of 4,
                           combine 0, merge_inflight 0 or 16; 0: the planner's choice (cta_merge 1 or the pass) */
-  int tma_promo;       /* KM_ATTN_PIPE_TMA: the tensor maps' L2 promotion, 0 (the default: 256-byte lines), 64, 128 or
+  int tma_promo;       /* KM_ATTN_PIPE_TMA: the tensor maps' L2 promotion, 0 (the default: 128-byte lines), 64, 128 or
                           256 bytes, or -1 for none; 0 for the other pipelines */
 } km_attn_shape;
 

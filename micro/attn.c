@@ -59,7 +59,7 @@ typedef struct attn_params {
   int tma_slots;      /* the TMA pipeline's ring slots per warp (0: its default) */
   int tma_scales;     /* 1: the TMA pipeline copies each tile's per-token scales into its slot */
   int merge_heads;    /* 1: merged in the kernel by the last CTA of each four KV heads (CTAs of one chunk) */
-  int tma_promo;      /* the TMA maps' L2 promotion in bytes (0: the default, 256; -1: none) */
+  int tma_promo;      /* the TMA maps' L2 promotion in bytes (0: the default, 128; -1: none) */
 } attn_params;
 
 enum {
@@ -777,7 +777,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
     snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s%s", p->tma_slots ? p->tma_slots : KM_ATTN_TMA_SLOTS,
              p->tma_scales == 1 ? ", scales copied into the slots" : p->tma_scales == 2 ? ", every lane arrives" : "",
              p->tma_promo == -1 ? ", no L2 promotion" : p->tma_promo == 64 ? ", 64-byte L2 promotion"
-                                                      : p->tma_promo == 128 ? ", 128-byte L2 promotion" : "");
+                                                      : p->tma_promo == 256 ? ", 256-byte L2 promotion" : "");
   const char *merge = !r->plan.split       ? ""
                       : !r->plan.cta_merge  ? ", combine pass"
                       : r->plan.cta_merge == 2 ? ", partials merged in the kernel by the last CTA of each four KV heads"
@@ -972,12 +972,14 @@ PTMS(quick_tma4s_fp8, 4, 4096);
 PTMA32(tma32a_fp8_b16_32k, 16, 32768);
 PTMA32(tma32a_fp8_b64_32k, 64, 32768);
 PTMA32(quick_tma32a_fp8, 4, 4096);
-/* ... and with the tensor maps' L2 promotion at 128 or 64 bytes or none (prN; the default promotes 256-byte lines) */
+/* ... and with the tensor maps' L2 promotion at 256 or 64 bytes or none (prN; the default promotes 128-byte lines, a
+ * row each) */
 #define PPRO(name, b, promo) PDEF(name, E4, TOK, b, 32768, .pipe = KM_ATTN_PIPE_TMA, .tma_promo = promo)
-PPRO(pr128_fp8_b16_32k, 16, 128);
+PPRO(pr256_fp8_b16_32k, 16, 256);
 PPRO(pr64_fp8_b16_32k, 16, 64);
 PPRO(pr0_fp8_b16_32k, 16, -1);
-PPRO(pr128_fp8_b64_32k, 64, 128);
+PPRO(pr256_fp8_b64_32k, 64, 256);
+PPRO(pr0_fp8_b64_32k, 64, -1);
 #define PREG(name, fmt, sc, b, c, sl) PDEF(name, fmt, sc, b, c, .prefetch = 1, .otrans = 1, .scale_load = sl)
 PREG(ot1s_fp8_b1_32k, E4, TOK, 1, 32768, 1);
 PREG(ot1s_fp8_b16_32k, E4, TOK, 16, 32768, 1);
@@ -1214,11 +1216,12 @@ static const km_case attn_cases[] = {
                 "instead of lane 0 alone (with the copies' byte count)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma32a", SUM_T32, tma32a_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma32a", SUM_T32, tma32a_fp8_b64_32k, "kv_quant"),
-#define SUM_PRO "the same step with the TMA maps' L2 promotion at N bytes (prN; pr0: none) instead of 256"
-    CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr128", SUM_PRO, pr128_fp8_b16_32k, "kv_quant"),
+#define SUM_PRO "the same step with the TMA maps' L2 promotion at N bytes (prN; pr0: none) instead of 128"
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr256", SUM_PRO, pr256_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr64", SUM_PRO, pr64_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr0", SUM_PRO, pr0_fp8_b16_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 64, "pr128", SUM_PRO, pr128_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "pr256", SUM_PRO, pr256_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "pr0", SUM_PRO, pr0_fp8_b64_32k, "kv_quant"),
 #define SUM_REG "the same step through the register pipeline (the fp8 default before the TMA pipeline: O^T depth 1, " \
                 "per-token scales loaded once per tile)"
     CTX32K_ROW("fp8_e4m3_tokhead", 1, "ot1s", SUM_REG, ot1s_fp8_b1_32k, "kv_quant"),

@@ -518,7 +518,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
     run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 2});
   /* the maps' L2 promotion changes no value: a few TMA cases with each */
-  static const int promos[] = {-1, 64, 128};
+  static const int promos[] = {-1, 64, 256};
   for (size_t r = 0; r < sizeof promos / sizeof promos[0]; ++r)
     for (size_t i = 0; i < 3; ++i) run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_promo = promos[r]});
   /* merged by the last CTA of each (sequence, four KV heads): the merge cases with 4 or 8 KV heads (each format,
