@@ -967,11 +967,11 @@ PTMS(tma4s_fp8_b16_32k, 16, 32768);
 PTMS(tma4s_fp8_b64_32k, 64, 32768);
 PTMS(quick_tma4s_fp8, 4, 4096);
 /* ... and with every lane arriving on the slot's mbarrier (32 arrivals a phase; the default: lane 0's one, with the
- * copies' bytes) (tma32a) */
+ * copies' bytes) (arr32) */
 #define PTMA32(name, b, c) PDEF(name, E4, TOK, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_scales = 2)
-PTMA32(tma32a_fp8_b16_32k, 16, 32768);
-PTMA32(tma32a_fp8_b64_32k, 64, 32768);
-PTMA32(quick_tma32a_fp8, 4, 4096);
+PTMA32(arr32_fp8_b16_32k, 16, 32768);
+PTMA32(arr32_fp8_b64_32k, 64, 32768);
+PTMA32(quick_arr32_fp8, 4, 4096);
 /* ... and with the tensor maps' L2 promotion at 256 or 64 bytes or none (prN; the default promotes 128-byte lines, a
  * row each) */
 #define PPRO(name, b, promo) PDEF(name, E4, TOK, b, 32768, .pipe = KM_ATTN_PIPE_TMA, .tma_promo = promo)
@@ -1212,10 +1212,10 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tokhead", 1, "tma4s", SUM_TMS, tma4s_fp8_b1_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4s", SUM_TMS, tma4s_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4s", SUM_TMS, tma4s_fp8_b64_32k, "kv_quant"),
-#define SUM_T32 "the same step with every lane arriving on its TMA slot's mbarrier (tma32a: 32 arrivals a phase) " \
+#define SUM_T32 "the same step with every lane arriving on its TMA slot's mbarrier (arr32: 32 arrivals a phase) " \
                 "instead of lane 0 alone (with the copies' byte count)"
-    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma32a", SUM_T32, tma32a_fp8_b16_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma32a", SUM_T32, tma32a_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "arr32", SUM_T32, arr32_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "arr32", SUM_T32, arr32_fp8_b64_32k, "kv_quant"),
 #define SUM_PRO "the same step with the TMA maps' L2 promotion at N bytes (prN; pr0: none) instead of 128"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr256", SUM_PRO, pr256_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr64", SUM_PRO, pr64_fp8_b16_32k, "kv_quant"),
@@ -1296,8 +1296,8 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma4s/quick", "kv_quant", SUM_TMS, run_attn,
      &quick_tma4s_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
-    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma32a/quick", "kv_quant", SUM_T32, run_attn,
-     &quick_tma32a_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/arr32/quick", "kv_quant", SUM_T32, run_attn,
+     &quick_arr32_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/mh/quick", T_GQA, SUM_MH, run_attn, &quick_mh_bf16, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/mh/quick", "kv_quant", SUM_MH, run_attn, &quick_mh_fp8,
