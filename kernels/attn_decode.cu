@@ -256,10 +256,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->tma_promo && s->pipe != KM_ATTN_PIPE_TMA) return "tma_promo: the TMA pipeline only";
   if (s->tma_scales != 0 && s->tma_scales != 1 && s->tma_scales != 2) return "tma_scales must be 0, 1 or 2";
   if (s->tma_scales == 2 && (s->pipe != KM_ATTN_PIPE_TMA || (s->tma_slots != 0 && s->tma_slots != 4)))
-    return "tma_scales 2: the TMA pipeline with 4 slots (0, the default, or 4)";
+    return "tma_scales 2: the TMA pipeline with 4 slots (tma_slots 0 or 4: this variant has 4 whatever the default)";
   if (s->tma_scales == 1 && (s->pipe != KM_ATTN_PIPE_TMA || s->scale != KM_ATTN_SCALE_TOKEN_HEAD ||
                         (s->tma_slots != 0 && s->tma_slots != 4)))
-    return "tma_scales 1: the TMA pipeline with per-token-head scales and 4 slots (0, the default, or 4)";
+    return "tma_scales 1: the TMA pipeline with per-token-head scales and 4 slots (tma_slots 0 or 4: this variant has 4 whatever the default)";
   if (s->pipe == KM_ATTN_PIPE_TMA) {
     if (s->tma_slots != 0 && s->tma_slots != 3 && s->tma_slots != 4 && s->tma_slots != 6)
       return "tma_slots must be 0 (the default), 3, 4 or 6";

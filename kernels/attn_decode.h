@@ -117,7 +117,7 @@ typedef struct km_attn_shape {
   int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the default, KM_ATTN_TMA_SLOTS), 3, 4 or 6
                           (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM so that the rings
                           fit); 0 for the other pipelines */
-  int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots: 1 copies each tile's scales into its
+  int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots (tma_slots 0 or 4): 1 copies each tile's scales into its
                           slot (one 4-byte cp.async per lane, counted on the slot's mbarrier) instead of one register
                           load per lane; 2 (the TMA pipeline, 4 slots) keeps the register scales and has every
                           lane arrive on the slot's mbarrier (32 arrivals a phase instead of lane 0's one); 0
@@ -131,7 +131,15 @@ typedef struct km_attn_shape {
                           256 bytes, or -1 for none; 0 for the other pipelines */
 } km_attn_shape;
 
-#define KM_ATTN_TMA_SLOTS 4 /* the TMA pipeline's default ring: 3 tiles ahead per warp, 12 warps per SM */
+/* The TMA pipeline's default ring: 3 slots, 2 tiles ahead per warp, 16 warps per SM (4 CTAs, registers capped at
+ * 128). 4 slots (3 ahead, 12 warps) was the default until the recorded runs of 3fd60e7 and b2a5297 measured 3 faster
+ * at fp8 e4m3 per token-head b16 x 32K (277.9 / 264.3 us against 283.4 / 272.3; H200) and level or faster at b64
+ * (1,072.1 / 1,005.1 against 1,074.2 / 1,041.8). */
+#define KM_ATTN_TMA_SLOTS 3
+/* The ring slots per warp of a TMA-pipeline shape's kernel: tma_scales 1 and 2 have 4, whatever the default. */
+static inline int km_attn_tma_slots(const km_attn_shape *s) {
+  return s->tma_scales ? 4 : s->tma_slots ? s->tma_slots : KM_ATTN_TMA_SLOTS;
+}
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:
  * uniform 3-bit only; scale_load 1: fp8 e4m3 per token-head and TurboQuant only), as X(prefetch, otrans,

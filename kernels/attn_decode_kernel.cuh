@@ -1694,9 +1694,9 @@ Kern kernel_default_option(const km_attn_shape &s) {
 }
 
 // The TMA pipeline's kernel of fp8 format KV (head_dim 128, <= 8 rows, O^T accumulators) with s.tma_slots ring
-// slots per warp (0: KM_ATTN_TMA_SLOTS), registers capped so that the CTAs the rings leave room for fit: 3 slots
-// 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA); s.tma_scales 1 (4
-// slots): the per-token scales copied into the slots (67 KiB); s.tma_scales 2 (4 slots): every lane arrives.
+// slots per warp (0: KM_ATTN_TMA_SLOTS, 3), registers capped so that the CTAs the rings leave room for fit: 3
+// slots 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA); s.tma_scales 1
+// (4 slots): the per-token scales copied into the slots (67 KiB); s.tma_scales 2 (4 slots): every lane arrives.
 template <int KV>
 Kern kernel_tma(const km_attn_shape &s) {
   constexpr int P = KM_ATTN_PIPE_TMA;
@@ -1706,7 +1706,7 @@ Kern kernel_tma(const km_attn_shape &s) {
   if (s.tma_scales == 2)
     return s.tma_slots == 0 || s.tma_slots == 4 ? kernel_pipe<128, KV, 0, P, 4, 1, 1, 3, 0, 0, 0, 16, 0, 0, 2>()
                                                  : Kern{nullptr, 0};
-  switch (s.tma_slots ? s.tma_slots : KM_ATTN_TMA_SLOTS) {
+  switch (km_attn_tma_slots(&s)) {
     case 3: return kernel_pipe<128, KV, 0, P, 3, 1, 1, 4>();
     case 4: return kernel_pipe<128, KV, 0, P, 4, 1, 1, 3>();
     case 6: return kernel_pipe<128, KV, 0, P, 6, 1, 1, 2>();

@@ -774,7 +774,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
   if (km_attn_tile_pipe(&r->sh) == KM_ATTN_PIPE_TMA)
-    snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s%s", p->tma_slots ? p->tma_slots : KM_ATTN_TMA_SLOTS,
+    snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s%s", km_attn_tma_slots(&r->sh),
              p->tma_scales == 1 ? ", scales copied into the slots" : p->tma_scales == 2 ? ", every lane arrives" : "",
              p->tma_promo == -1 ? ", no L2 promotion" : p->tma_promo == 64 ? ", 64-byte L2 promotion"
                                                       : p->tma_promo == 256 ? ", 256-byte L2 promotion" : "");
@@ -951,13 +951,13 @@ PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
 PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
 /* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
- * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (4) slots per warp: here with 3 or 6 slots (registers
- * capped for 4 or 2 CTAs per SM instead of 3), and the register pipeline's kernel that was the default before
+ * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3) slots per warp: here with 4 or 6 slots (registers
+ * capped for 3 or 2 CTAs per SM instead of 4; 4 slots was the default before), and the register pipeline's kernel that was the default before
  * (the listed variant O^T depth 1 with one scale load per lane: ot1s; per tensor ot1) */
 #define PTMA(name, fmt, sc, b, c, slots) PDEF(name, fmt, sc, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_slots = slots)
-PTMA(tma3_fp8_b16_32k, E4, TOK, 16, 32768, 3);
+PTMA(tma4_fp8_b16_32k, E4, TOK, 16, 32768, 4);
 PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
-PTMA(tma3_fp8_b64_32k, E4, TOK, 64, 32768, 3);
+PTMA(tma4_fp8_b64_32k, E4, TOK, 64, 32768, 4);
 PTMA(tma6_fp8_b64_32k, E4, TOK, 64, 32768, 6);
 /* ... and with the per-token scales copied into each tile's slot (counted on its mbarrier) instead of one register
  * load per lane (tma4s) */
@@ -967,7 +967,7 @@ PTMS(tma4s_fp8_b16_32k, 16, 32768);
 PTMS(tma4s_fp8_b64_32k, 64, 32768);
 PTMS(quick_tma4s_fp8, 4, 4096);
 /* ... and with every lane arriving on the slot's mbarrier (32 arrivals a phase; the default: lane 0's one, with the
- * copies' bytes) (arr32) */
+ * copies' bytes) (arr32); both in 4 slots */
 #define PTMA32(name, b, c) PDEF(name, E4, TOK, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_scales = 2)
 PTMA32(arr32_fp8_b16_32k, 16, 32768);
 PTMA32(arr32_fp8_b64_32k, 64, 32768);
@@ -1202,18 +1202,18 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
 #define SUM_TMA "the same step with another ring of the TMA pipeline (tmaN: N slots per warp, N - 1 tiles ahead, " \
-                "registers capped for 4 CTAs per SM at 3 slots, 2 at 6; the default has 4, 3 CTAs)"
-    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma3", SUM_TMA, tma3_fp8_b16_32k, "kv_quant"),
+                "registers capped for 3 CTAs per SM at 4 slots, 2 at 6; the default has 3, 4 CTAs)"
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma6", SUM_TMA, tma6_fp8_b16_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma3", SUM_TMA, tma3_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4", SUM_TMA, tma4_fp8_b64_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma6", SUM_TMA, tma6_fp8_b64_32k, "kv_quant"),
 #define SUM_TMS "the same step with each tile's per-token scales copied into its TMA slot (tma4s: one 4-byte cp.async " \
-                "per lane, counted on the slot's mbarrier) instead of one register load per lane"
+                "per lane, counted on the slot's mbarrier) instead of one register load per lane, in 4 slots (as tma4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 1, "tma4s", SUM_TMS, tma4s_fp8_b1_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4s", SUM_TMS, tma4s_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4s", SUM_TMS, tma4s_fp8_b64_32k, "kv_quant"),
 #define SUM_T32 "the same step with every lane arriving on its TMA slot's mbarrier (arr32: 32 arrivals a phase) " \
-                "instead of lane 0 alone (with the copies' byte count)"
+                "instead of lane 0 alone (with the copies' byte count), in 4 slots (as tma4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "arr32", SUM_T32, arr32_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "arr32", SUM_T32, arr32_fp8_b64_32k, "kv_quant"),
 #define SUM_PRO "the same step with the TMA maps' L2 promotion at N bytes (prN; pr0: none) instead of 128"
