@@ -883,7 +883,16 @@ struct TmaSource {
     }
   }
   __device__ __forceinline__ void after_pv(Item &, int, int) {}
-  __device__ __forceinline__ void finish() {}  // every copy issued was waited for
+  // every copy issued was waited for: once every lane is past its last wait, lane 0 invalidates the warp's mbarriers
+  // (PTX asks it before their memory serves anything else; synccheck's failure on the default kernel, which never
+  // invalidated them, is not explained: reports/attn-notes.md)
+  __device__ __forceinline__ void finish() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0)
+      for (int u = 0; u < N; ++u) km_bulk::bar_inval(bar + u);
+#endif
+  }
 };
 
 // Shared memory the CTA merge takes: each warp's partial (rows x D outputs and rows log2-sum-exps).
@@ -891,13 +900,29 @@ __host__ __device__ constexpr size_t cta_merge_smem(int rows, int d) {
   return (size_t)WARPS * rows * (d + 1) * sizeof(float);
 }
 
-// Merge (max, sum) pairs in log2 space: a running (m, sum, acc) takes one partial (lse, o).
-__device__ __forceinline__ void merge_partial(float &m, float &wsum, float4 &acc, float lse, const float4 &o) {
-  const float mn = fmaxf(m, lse);
+// Merge U (max, sum) partials (lse, o) in log2 space at once into a running (m, sum, acc): one running-maximum
+// update and one rescale per block of U, and U independent exponentials. The running form that took one partial at
+// a time (until 5206b20) chained a maximum, two exponentials and the rescale through every partial (about 60
+// dependent cycles each: ~1 us of the last CTA's 32 partials at b1 x 32K). The same sums in another order.
+template <int U>
+__device__ __forceinline__ void merge_partials(float &m, float &wsum, float4 &acc, const float (&lse)[U],
+                                               const float4 (&o)[U]) {
+  float mb = lse[0];
+#pragma unroll
+  for (int u = 1; u < U; ++u) mb = fmaxf(mb, lse[u]);
+  const float mn = fmaxf(m, mb);
   if (mn == -INFINITY) return;
-  const float a = exp2f(m - mn), b = exp2f(lse - mn);
-  wsum = wsum * a + b;
-  acc = make_float4(acc.x * a + b * o.x, acc.y * a + b * o.y, acc.z * a + b * o.z, acc.w * a + b * o.w);
+  const float a = exp2f(m - mn);  // 0 while m is -inf
+  float ws = 0.f;
+  float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const float b = exp2f(lse[u] - mn);  // 0 for a partial of no token (lse -inf; its o is finite)
+    ws += b;
+    sum = make_float4(sum.x + b * o[u].x, sum.y + b * o[u].y, sum.z + b * o[u].z, sum.w + b * o[u].w);
+  }
+  wsum = wsum * a + ws;
+  acc = make_float4(acc.x * a + sum.x, acc.y * a + sum.y, acc.z * a + sum.z, acc.w * a + sum.w);
   m = mn;
 }
 
@@ -936,8 +961,7 @@ __device__ __forceinline__ void merge_to_output(const Params &p, int seq, int kv
       lse[u] = j < n ? __ldcg(p.part_lse + slot) : -INFINITY;
       o[u] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
     }
-#pragma unroll
-    for (int u = 0; u < U; ++u) merge_partial(m, wsum, acc, lse[u], o[u]);
+    merge_partials<U>(m, wsum, acc, lse, o);
   }
   const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
   const int qi = r / p.group, head = kvh * p.group + r % p.group;
@@ -965,9 +989,13 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
     const int r = i / D4, e = i % D4 * 4;
     float m = -INFINITY, wsum = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    // one partial at a time (four: merging them as one block raised the d64 bf16 kernel from 128 to 161 registers)
 #pragma unroll
-    for (int w = 0; w < WARPS; ++w)
-      merge_partial(m, wsum, acc, slse[w * rows + r], *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e));
+    for (int w = 0; w < WARPS; ++w) {
+      const float lse1[1] = {slse[w * rows + r]};
+      const float4 o1[1] = {*reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e)};
+      merge_partials<1>(m, wsum, acc, lse1, o1);
+    }
     const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
     __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e), make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv));
     if (e == 0) __stcg(pl + r, wsum > 0.f ? m + log2f(wsum) : -INFINITY);

@@ -24,6 +24,11 @@ __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)
 __device__ __forceinline__ void bar_init(uint64_t *bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
 }
+// The mbarrier is invalidated: no phase of it is pending and nothing waits on it any more; its memory may then be used
+// for something else (PTX requires this before the memory is reused).
+__device__ __forceinline__ void bar_inval(uint64_t *bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
 // This thread's arrival on the mbarrier's current phase (no byte count).
 __device__ __forceinline__ void bar_arrive(uint64_t *bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
