@@ -902,7 +902,7 @@ __host__ __device__ constexpr size_t cta_merge_smem(int rows, int d) {
 
 // Merge U (max, sum) partials (lse, o) in log2 space at once into a running (m, sum, acc): one running-maximum
 // update and one rescale per block of U, and U independent exponentials. The running form that took one partial at
-// a time (until 5206b20) chained a maximum, two exponentials and the rescale through every partial (about 60
+// a time (to 5206b20) chained a maximum, two exponentials and the rescale through every partial (about 60
 // dependent cycles each: ~1 us of the last CTA's 32 partials at b1 x 32K). The same sums in another order.
 template <int U>
 __device__ __forceinline__ void merge_partials(float &m, float &wsum, float4 &acc, const float (&lse)[U],
