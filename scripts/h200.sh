@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: unpack cJSON, xxHash and, where the machine lacks them, OpenSSL's
-# development files (carried as .deb files in .deps/), build for sm_80 and
+# development files and ccache (carried as .deb files in .deps/: scripts/fetch-deps.sh), build for sm_80 and
 # sm_90, run the tests (GPU ones included), the benchmarks and compute-sanitizer, and leave logs and
 # results under $OUT. Stages: build tests quick arch80v full repeat sanitize profile (default: all but profile); arch80v builds
 # a second tree for CMAKE_CUDA_ARCHITECTURES=80-virtual (the A100's code paths, JIT-compiled on this card)
@@ -42,6 +42,10 @@ deps=.deps
 if [ -d "$deps" ]; then
   rm -rf "$prefix"
   for f in "$deps"/libcjson*.deb "$deps"/libxxhash*.deb; do dpkg -x "$f" "$prefix"; done
+  # ccache and its libhiredis, where carried and the machine has none (the build below then uses it)
+  if ! command -v ccache >/dev/null 2>&1; then
+    for f in "$deps"/ccache_*.deb "$deps"/libhiredis*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
+  fi
   if ! pkg-config --exists libcrypto 2>/dev/null; then
     dpkg -x "$deps"/libssl-dev_*.deb "$prefix"
     # its configuration.h sits in the multiarch include folder, which the compiler searches only under /usr
@@ -76,10 +80,22 @@ fi
 nccl_where=${nccl_root:+$nccl_root (KM_NCCL_ROOT)}
 [ -n "$nccl_where" ] || nccl_where=$(ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h 2>/dev/null | head -1 || true)
 note "nccl: ${nccl_where:-none found, the p2p/nccl cases skip}"
+# The device copies the carried tree afresh on every call (a snapshot's build/ goes with it), so make alone rebuilds
+# everything each time (75-95 s of device time a call at 5206b20). With ccache the objects of an earlier call of the
+# same warm machine come from its cache, outside the tree (KM_CCACHE=0: without it).
+launcher=()
+ccache_bin=$(command -v ccache || true)
+[ -z "$ccache_bin" ] && [ -x "$prefix/usr/bin/ccache" ] && ccache_bin="$prefix/usr/bin/ccache"
+if [ -n "$ccache_bin" ] && [ "${KM_CCACHE:-1}" != 0 ]; then
+  export CCACHE_DIR=${CCACHE_DIR:-/tmp/kvccache} CCACHE_BASEDIR=$PWD CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER="$ccache_bin" -DCMAKE_CXX_COMPILER_LAUNCHER="$ccache_bin"
+    -DCMAKE_CUDA_COMPILER_LAUNCHER="$ccache_bin")
+  "$ccache_bin" --zero-stats >/dev/null 2>&1
+fi
 if has build; then
   t0=$(date +%s)
   rm -f build/CMakeCache.txt # a warm machine keeps build/: start from the current tree's settings
-  cmake -B build -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} \
+  cmake -B build -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} "${launcher[@]}" \
     ${nccl_root:+-DKM_NCCL_ROOT=$nccl_root} \
     ${KM_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$KM_ARCHS} >"$OUT/build.log" 2>&1 &&
     cmake --build build -j"$(nproc)" --target micro >>"$OUT/build.log" 2>&1
@@ -89,7 +105,7 @@ if has build; then
   # the rest (tests, report) keeps going past a failure so the benchmarks still run
   cmake --build build -j"$(nproc)" -- -k >>"$OUT/build.log" 2>&1
   rc=$?
-  note "build all: exit $rc in $(( $(date +%s) - t0 )) s"
+  note "build all: exit $rc in $(( $(date +%s) - t0 )) s${launcher:+; ccache: $("$ccache_bin" --print-stats 2>/dev/null | awk -F'\t' '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 } $1 == "cache_miss" { m = $2 } END { printf "%d hits, %d misses", h, m }')}"
   [ $rc -eq 0 ] || grep -B2 -A8 -E "error|Error" "$OUT/build.log" | head -40
 fi
 cd build || exit 1
@@ -113,7 +129,7 @@ if has arch80v; then
   # compute_80 PTX only: no Hopper instruction anywhere, so every sm_90-only path must skip with its reason
   t0=$(date +%s)
   rm -f ../build-80v/CMakeCache.txt
-  (cd .. && cmake -B build-80v -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} \
+  (cd .. && cmake -B build-80v -S . -DCMAKE_PREFIX_PATH="$prefix/usr" ${KM_GIT_REV:+-DKM_GIT_REV=$KM_GIT_REV} "${launcher[@]}" \
     -DCMAKE_CUDA_ARCHITECTURES=80-virtual && cmake --build build-80v -j"$(nproc)") >"$OUT/build-80v.log" 2>&1
   rc=$?
   note "build (80-virtual): exit $rc in $(( $(date +%s) - t0 )) s"
