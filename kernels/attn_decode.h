@@ -117,11 +117,11 @@ typedef struct km_attn_shape {
   int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the default, KM_ATTN_TMA_SLOTS), 3, 4 or 6
                           (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM so that the rings
                           fit); 0 for the other pipelines */
-  int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots (tma_slots 0 or 4): 1 copies each tile's scales into its
-                          slot (one 4-byte cp.async per lane, counted on the slot's mbarrier) instead of one register
-                          load per lane; 2 (the TMA pipeline, 4 slots) keeps the register scales and has every
-                          lane arrive on the slot's mbarrier (32 arrivals a phase instead of lane 0's one); 0
-                          otherwise */
+  int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots (tma_slots 0 or 4): 1 copies each
+                          tile's scales into its slot (one 4-byte cp.async per lane, counted on the slot's mbarrier)
+                          instead of one register load per lane; 2 (the TMA pipeline, 4 slots) keeps the register
+                          scales and has every lane arrive on the slot's mbarrier (32 arrivals a phase instead of
+                          lane 0's one); 0 otherwise */
   int merge_heads;     /* 1: split sequences merge inside the decode kernel with each CTA keeping four KV heads of one
                           chunk (the combine pass's layout: the CTA's warps stream the same tokens' rows): every warp
                           writes its partial, and the last CTA of each (sequence, group of four KV heads) merges the

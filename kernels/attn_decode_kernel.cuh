@@ -766,9 +766,9 @@ struct RingSource {
 // SC 0's long-scoreboard stalls on the first use of the register scale loaded three tiles earlier, but SC 1
 // measured slower (b16 x 32K 301.5 us against 283.4, H200, 3fd60e7; reports/attn-notes.md), so SC 0 is the
 // default. SC 2: SC 0's register scales, but every lane arrives on the slot's mbarrier when its tile is issued (32
-// arrivals a phase: lane 0's with the copies' byte count, 31 plain ones), so that each thread that waits on a phase
-// has also arrived on it (synccheck fails SC 0's launch, where 31 lanes only wait, and passes SC 1's, where all 32
-// arrive). The tile lists one list early (Item::tile_row_early).
+// arrivals a phase: lane 0's with the copies' byte count, 31 plain ones), written to test whether synccheck's failure
+// on SC 0 (where 31 lanes wait without arriving; SC 1, where all 32 arrive, passes) is that: it is not, SC 2 fails the
+// same way (H200, 961c824), and it is level in time. The tile lists one list early (Item::tile_row_early).
 template <typename T, int NS, int SC = 0>
 struct TmaSource {
   static_assert(T::FP8 && T::RB == 128 && T::KBYTES == 32 && T::VBYTES == 16,

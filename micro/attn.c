@@ -951,9 +951,10 @@ PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
 PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
 /* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
- * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3) slots per warp: here with 4 or 6 slots (registers
- * capped for 3 or 2 CTAs per SM instead of 4; 4 slots was the default before), and the register pipeline's kernel that was the default before
- * (the listed variant O^T depth 1 with one scale load per lane: ot1s; per tensor ot1) */
+ * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3) slots per warp: here with 4 slots (the default
+ * until 5206b20) or 6 (registers capped for 3 or 2 CTAs per SM instead of 4), and the register pipeline's kernel that
+ * was the default before the TMA pipeline (the listed variant O^T depth 1 with one scale load per lane: ot1s; per
+ * tensor ot1) */
 #define PTMA(name, fmt, sc, b, c, slots) PDEF(name, fmt, sc, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_slots = slots)
 PTMA(tma4_fp8_b16_32k, E4, TOK, 16, 32768, 4);
 PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
