@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "attn_decode.h"
+#include "attn_merge.h"
 #include "bulk_copy.cuh"
 #include "tq3_sign.h"
 #include "u3_unpack.h"
@@ -900,31 +901,10 @@ __host__ __device__ constexpr size_t cta_merge_smem(int rows, int d) {
   return (size_t)WARPS * rows * (d + 1) * sizeof(float);
 }
 
-// Merge U (max, sum) partials (lse, o) in log2 space at once into a running (m, sum, acc): one running-maximum
-// update and one rescale per block of U, and U independent exponentials. The running form that took one partial at
-// a time (to 5206b20) chained a maximum, two exponentials and the rescale through every partial (about 60
-// dependent cycles each: ~1 us of the last CTA's 32 partials at b1 x 32K). The same sums in another order.
-template <int U>
-__device__ __forceinline__ void merge_partials(float &m, float &wsum, float4 &acc, const float (&lse)[U],
-                                               const float4 (&o)[U]) {
-  float mb = lse[0];
-#pragma unroll
-  for (int u = 1; u < U; ++u) mb = fmaxf(mb, lse[u]);
-  const float mn = fmaxf(m, mb);
-  if (mn == -INFINITY) return;
-  const float a = exp2f(m - mn);  // 0 while m is -inf
-  float ws = 0.f;
-  float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-  for (int u = 0; u < U; ++u) {
-    const float b = exp2f(lse[u] - mn);  // 0 for a partial of no token (lse -inf; its o is finite)
-    ws += b;
-    sum = make_float4(sum.x + b * o[u].x, sum.y + b * o[u].y, sum.z + b * o[u].z, sum.w + b * o[u].w);
-  }
-  wsum = wsum * a + ws;
-  acc = make_float4(acc.x * a + sum.x, acc.y * a + sum.y, acc.z * a + sum.z, acc.w * a + sum.w);
-  m = mn;
-}
+// The merges' arithmetic is kernels/attn_merge.h's (km_attn_merge_block: a block of partials at a time). The last
+// CTA takes each round of U loaded partials as one block; until 5206b20 it took them one at a time, chaining a
+// maximum, two exponentials and the rescale through every partial (about 60 dependent cycles each: ~1 us of the
+// last CTA's 32 partials at b1 x 32K).
 
 // The CTA counts itself in for (sequence `seq`, KV head `kvh`) once its partials are written: true for the last of
 // the step's `arrivals` CTAs there, which sets the count back to zero (no other CTA of the step touches it again)
@@ -949,25 +929,24 @@ __device__ __forceinline__ bool last_to_arrive(const Params &p, int seq, int kvh
 template <int D, int U>
 __device__ __forceinline__ void merge_to_output(const Params &p, int seq, int kvh, int r, int e, int first, int n) {
   const int rows = p.rows;
-  float m = -INFINITY, wsum = 0.f;
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  km_attn_merge mg = km_attn_merge_start();
   for (int j0 = 0; j0 < n; j0 += U) {
-    float lse[U];
-    float4 o[U];
+    float lse[U], o[U][4];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int j = j0 + u;
       const size_t slot = ((size_t)(first + (j < n ? j : 0)) * p.kv_heads + kvh) * rows + r;
       lse[u] = j < n ? __ldcg(p.part_lse + slot) : -INFINITY;
-      o[u] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
+      const float4 x = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
+      o[u][0] = x.x, o[u][1] = x.y, o[u][2] = x.z, o[u][3] = x.w;
     }
-    merge_partials<U>(m, wsum, acc, lse, o);
+    km_attn_merge_block(&mg, lse, &o[0][0], U);
   }
-  const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+  const float inv = km_attn_merge_scale(&mg);
   const int qi = r / p.group, head = kvh * p.group + r % p.group;
   uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + e;
-  *reinterpret_cast<uint2 *>(orow) =
-      make_uint2(pack_f32x2(acc.x * inv, acc.y * inv, false), pack_f32x2(acc.z * inv, acc.w * inv, false));
+  *reinterpret_cast<uint2 *>(orow) = make_uint2(pack_f32x2(mg.acc[0] * inv, mg.acc[1] * inv, false),
+                                                pack_f32x2(mg.acc[2] * inv, mg.acc[3] * inv, false));
 }
 
 // CTA merge (the plan's cta_merge 1): the CTA's warps have left the partials of chunks WARPS q .. WARPS q + 3
@@ -987,18 +966,18 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
   float *po = p.part_o + (size_t)blockIdx.x * rows * D, *pl = p.part_lse + (size_t)blockIdx.x * rows;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
     const int r = i / D4, e = i % D4 * 4;
-    float m = -INFINITY, wsum = 0.f;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    km_attn_merge mg = km_attn_merge_start();
     // one partial at a time (four: merging them as one block raised the d64 bf16 kernel from 128 to 161 registers)
 #pragma unroll
     for (int w = 0; w < WARPS; ++w) {
-      const float lse1[1] = {slse[w * rows + r]};
-      const float4 o1[1] = {*reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e)};
-      merge_partials<1>(m, wsum, acc, lse1, o1);
+      const float4 x = *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e);
+      const float lse1 = slse[w * rows + r], o1[4] = {x.x, x.y, x.z, x.w};
+      km_attn_merge_block(&mg, &lse1, o1, 1);
     }
-    const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
-    __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e), make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv));
-    if (e == 0) __stcg(pl + r, wsum > 0.f ? m + log2f(wsum) : -INFINITY);
+    const float inv = km_attn_merge_scale(&mg);
+    __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e),
+           make_float4(mg.acc[0] * inv, mg.acc[1] * inv, mg.acc[2] * inv, mg.acc[3] * inv));
+    if (e == 0) __stcg(pl + r, km_attn_merge_lse(&mg));
   }
   const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
   if (!last_to_arrive(p, seq, kvh, quads)) return false;
