@@ -30,9 +30,8 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Param
   const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
   const int c0 = __ldg(p.seq_chunk0 + seq);
-  float m = -INFINITY, wsum = 0.f, acc[PER];
-#pragma unroll
-  for (int k = 0; k < PER; ++k) acc[k] = 0.f;
+  static_assert(PER <= KM_ATTN_MERGE_DIMS, "a lane's output dims in one running merge");
+  km_attn_merge mg = km_attn_merge_start();
   for (int k0 = warp; k0 < n; k0 += COMBINE_WARPS * U) {
     float lse[U], po[U][PER];
 #pragma unroll
@@ -44,24 +43,15 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Param
 #pragma unroll
       for (int e = 0; e < PER; ++e) po[u][e] = src[e];
     }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const float mn = fmaxf(m, lse[u]);
-      if (mn == -INFINITY) continue;
-      const float a = exp2f(m - mn), b = exp2f(lse[u] - mn);
-      wsum = wsum * a + b;
-#pragma unroll
-      for (int e = 0; e < PER; ++e) acc[e] = acc[e] * a + b * po[u][e];
-      m = mn;
-    }
+    km_attn_merge_block(&mg, lse, &po[0][0], U, PER);  // kernels/attn_merge.h
   }
   __shared__ float sm[COMBINE_WARPS], ss[COMBINE_WARPS], so[COMBINE_WARPS][D];
   if (lane == 0) {
-    sm[warp] = m;
-    ss[warp] = wsum;
+    sm[warp] = mg.m;
+    ss[warp] = mg.sum;
   }
 #pragma unroll
-  for (int e = 0; e < PER; ++e) so[warp][lane * PER + e] = acc[e];
+  for (int e = 0; e < PER; ++e) so[warp][lane * PER + e] = mg.acc[e];
   __syncthreads();
   if (warp) return;
   float mx = -INFINITY;

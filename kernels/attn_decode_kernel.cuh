@@ -940,7 +940,7 @@ __device__ __forceinline__ void merge_to_output(const Params &p, int seq, int kv
       const float4 x = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
       o[u][0] = x.x, o[u][1] = x.y, o[u][2] = x.z, o[u][3] = x.w;
     }
-    km_attn_merge_block(&mg, lse, &o[0][0], U);
+    km_attn_merge_block(&mg, lse, &o[0][0], U, 4);
   }
   const float inv = km_attn_merge_scale(&mg);
   const int qi = r / p.group, head = kvh * p.group + r % p.group;
@@ -972,7 +972,7 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
     for (int w = 0; w < WARPS; ++w) {
       const float4 x = *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e);
       const float lse1 = slse[w * rows + r], o1[4] = {x.x, x.y, x.z, x.w};
-      km_attn_merge_block(&mg, &lse1, o1, 1);
+      km_attn_merge_block(&mg, &lse1, o1, 1, 4);
     }
     const float inv = km_attn_merge_scale(&mg);
     __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e),
