@@ -51,9 +51,10 @@ tool_flags() {
     ;;
   # KM_SAN_BARRIERS: its --num-cuda-barriers (mbarriers per block it tracks; 0, the default, counts them
   # itself). On the decode kernel's TMA pipeline it reports "Detected overflow of tracked cuda::barrier
-  # structures" and fails the launch with 0, 32 and 256 alike (revisions 459b139 and 44c4b22; at f21d2b1 with the
-  # C polling loop too), while the same kernel with the per-token scales copied by cp.async into the slots
-  # (tma_scales 1: 33 arrivals per phase) passes (72429fb); not resolved
+  # structures" and fails the launch with 0, 16 (the exact count: 4 warps x 4 slots), 32 and 256 alike (revisions
+  # 459b139, 44c4b22, b2a5297; at f21d2b1 with the C polling loop too), and so does the variant where every lane
+  # arrives (tma_scales 2, 961c824), while the one with the per-token scales copied by cp.async into the slots
+  # (tma_scales 1: 33 arrivals per phase) passes (72429fb); not resolved (reports/attn-notes.md)
   synccheck) echo "--num-cuda-barriers ${KM_SAN_BARRIERS:-0}" ;;
   *) echo "" ;;
   esac
