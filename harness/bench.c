@@ -162,10 +162,30 @@ void km_bench_defer(km_bench *b, void (*fn)(void *), void *arg) {
 static void free_device(void *p) { cudaFree(p); }
 static void free_pinned(void *p) { cudaFreeHost(p); }
 
+static void freed_already(void *p) { (void)p; }
+
+enum { KM_DEVICE_MARGIN_MIB = 256 }; /* left for the runtime, CUB temp storage and the ceiling buffers */
+
+int km_bench_device_fits(const km_bench *b, size_t bytes) {
+  (void)b;
+  size_t free_b = 0, total_b = 0;
+  return cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && bytes + ((size_t)KM_DEVICE_MARGIN_MIB << 20) <= free_b;
+}
+
+void km_bench_device_free(km_bench *b, void *p) {
+  for (size_t i = b->ndeferred; i-- > 0;)
+    if (b->deferred[i].fn == free_device && b->deferred[i].arg == p) {
+      cudaFree(p);
+      b->deferred[i].fn = freed_already;
+      return;
+    }
+  km_bench_fail(b, "km_bench_device_free: %p is not a block of this case's", p);
+}
+
 void *km_bench_device_alloc(km_bench *b, size_t bytes) {
   if (!km_bench_ok(b)) return NULL;
   size_t free_b = 0, total_b = 0;
-  const size_t margin = (size_t)256 << 20; /* left for the runtime, CUB temp storage and the ceiling buffers */
+  const size_t margin = (size_t)KM_DEVICE_MARGIN_MIB << 20;
   if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && bytes + margin > free_b) {
     km_bench_skip(b, "needs %.2f GiB of device memory, %.2f GiB free", bytes / 1073741824.0, free_b / 1073741824.0);
     return NULL;

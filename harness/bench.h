@@ -52,6 +52,11 @@ struct km_topo *km_bench_topo(km_bench *b);
 void *km_bench_device_alloc(km_bench *b, size_t bytes);
 void *km_bench_host_alloc(km_bench *b, size_t bytes);   /* malloc'ed, 64-byte aligned */
 void *km_bench_pinned_alloc(km_bench *b, size_t bytes); /* cudaHostAlloc on the GPU's nearest NUMA node */
+/* Free a block km_bench_device_alloc returned before the case ends (a set-up whose scratch would not fit beside
+ * what stays); p not freed already. */
+void km_bench_device_free(km_bench *b, void *p);
+/* Whether km_bench_device_alloc would give `bytes` more now (free memory less the margin it leaves). */
+int km_bench_device_fits(const km_bench *b, size_t bytes);
 /* Run fn(arg) when the case ends (for memory the case obtained some other way). */
 void km_bench_defer(km_bench *b, void (*fn)(void *), void *arg);
 

@@ -92,7 +92,8 @@ typedef struct attn_run {
   uint16_t *kside[ATTN_MAX_COPIES], *vside[ATTN_MAX_COPIES]; /* TurboQuant: fp16 norms (K), (norm, residual) (V) */
   uint16_t *summ[ATTN_MAX_COPIES];
   void *k, *v;
-  uint16_t *k16, *v16; /* fp8: the bf16 values of copy 0 before quantization */
+  uint16_t *k16, *v16; /* quantized formats: the bf16 values of copy 0 before quantization (NULL: not kept) */
+  double originals_gib; /* > 0: those values (GiB) did not fit beside the quantized cache and were not kept */
   float *k_scale, *v_scale;
   km_attn_plan plan;
   void *ws;
@@ -224,73 +225,86 @@ static void tables(km_bench *b, attn_run *r) {
   r->num_blocks = total;
 }
 
-/* bf16 values (keys with outlier channels), quantized to fp8 by the quant family's kernel when asked; copy j
- * of the cache gets its own fresh values. */
+/* bf16 values (keys with outlier channels), quantized by the quant family's kernels when the format asks; copy j
+ * of the cache gets its own fresh values. K is filled and quantized before V is filled, so that k16 and v16 may be
+ * one buffer (the values are the same either way: each fill draws its own seed, K's first). */
 static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *v16) {
   cudaStream_t s = km_bench_stream(b);
   const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
   const int d = r->sh.head_dim;
-  KM_CUDA(b, km_fill_normal_bf16(k16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE, s));
-  KM_CUDA(b, km_fill_normal_bf16(v16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, s));
   if (r->sh.kv == KM_ATTN_BF16) {
+    KM_CUDA(b, km_fill_normal_bf16(k16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE, s));
+    KM_CUDA(b, km_fill_normal_bf16(v16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, s));
     r->kc[j] = k16;
     r->vc[j] = v16;
     return;
   }
-  if (r->sh.kv == KM_ATTN_TQ3) { /* the quant family's TurboQuant quantizer (the best measured kernel) */
-    const size_t bytes = rows * row_bytes(r), heads = rows * r->sh.num_kv_heads;
-    r->kc[j] = km_bench_device_alloc(b, bytes);
-    r->vc[j] = km_bench_device_alloc(b, bytes);
-    r->kside[j] = km_bench_device_alloc(b, heads * side_bytes(KM_ATTN_TQ3, 0));
-    r->vside[j] = km_bench_device_alloc(b, heads * side_bytes(KM_ATTN_TQ3, 1));
-    KM_RETURN_IF_STOPPED(b);
-    if (!r->qplan.sms) KM_CUDA(b, km_quant_plan_make(&r->qplan));
-    KM_CUDA(b, km_quant_tq3_quantize(&r->qplan, k16, r->kc[j], r->kside[j], rows, r->sh.num_kv_heads, d, 0, s));
-    KM_CUDA(b, km_quant_tq3_quantize(&r->qplan, v16, r->vc[j], r->vside[j], rows, r->sh.num_kv_heads, d, 1, s));
-    KM_CUDA(b, cudaStreamSynchronize(s));
-    return;
-  }
-  if (r->sh.kv == KM_ATTN_U3) { /* the quant family's uniform 3-bit quantizer, group 32 */
+  const km_fp8_format fmt = r->sh.kv == KM_ATTN_FP8_E5M2 ? KM_FP8_E5M2 : KM_FP8_E4M3;
+  const int per_token = r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
+  const size_t heads = rows * r->sh.num_kv_heads, nscale = per_token ? heads : 1;
+  if (r->sh.kv == KM_ATTN_TQ3 || r->sh.kv == KM_ATTN_U3) {
     const size_t bytes = rows * row_bytes(r);
     r->kc[j] = km_bench_device_alloc(b, bytes);
     r->vc[j] = km_bench_device_alloc(b, bytes);
+    if (r->sh.kv == KM_ATTN_TQ3) {
+      r->kside[j] = km_bench_device_alloc(b, heads * side_bytes(KM_ATTN_TQ3, 0));
+      r->vside[j] = km_bench_device_alloc(b, heads * side_bytes(KM_ATTN_TQ3, 1));
+    }
     KM_RETURN_IF_STOPPED(b);
     if (!r->qplan.sms) KM_CUDA(b, km_quant_plan_make(&r->qplan));
-    KM_CUDA(b, km_quant_u3_quantize(&r->qplan, k16, r->kc[j], rows, r->sh.num_kv_heads, d, s));
-    KM_CUDA(b, km_quant_u3_quantize(&r->qplan, v16, r->vc[j], rows, r->sh.num_kv_heads, d, s));
-    KM_CUDA(b, cudaStreamSynchronize(s));
-    return;
+  } else {
+    r->kc[j] = km_bench_device_alloc(b, n);
+    r->vc[j] = km_bench_device_alloc(b, n);
+    r->ksc[j] = km_bench_device_alloc(b, nscale * sizeof(float));
+    r->vsc[j] = km_bench_device_alloc(b, nscale * sizeof(float));
+    KM_RETURN_IF_STOPPED(b);
+    if (!per_token) {
+      const float fmax = fmt == KM_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
+      const float ks = K_TENSOR_AMAX / fmax, vs = V_TENSOR_AMAX / fmax;
+      KM_CUDA(b, cudaMemcpyAsync(r->ksc[j], &ks, sizeof ks, cudaMemcpyHostToDevice, s));
+      KM_CUDA(b, cudaMemcpyAsync(r->vsc[j], &vs, sizeof vs, cudaMemcpyHostToDevice, s));
+    }
   }
-  const km_fp8_format fmt = r->sh.kv == KM_ATTN_FP8_E4M3 ? KM_FP8_E4M3 : KM_FP8_E5M2;
-  const float fmax = fmt == KM_FP8_E4M3 ? KM_FP8_E4M3_MAX : KM_FP8_E5M2_MAX;
-  const int per_token = r->sh.scale == KM_ATTN_SCALE_TOKEN_HEAD;
-  const size_t nscale = per_token ? rows * r->sh.num_kv_heads : 1;
-  r->kc[j] = km_bench_device_alloc(b, n);
-  r->vc[j] = km_bench_device_alloc(b, n);
-  r->ksc[j] = km_bench_device_alloc(b, nscale * sizeof(float));
-  r->vsc[j] = km_bench_device_alloc(b, nscale * sizeof(float));
-  KM_RETURN_IF_STOPPED(b);
   const km_quant_granularity gran = per_token ? KM_QUANT_PER_TOKEN_HEAD : KM_QUANT_PER_TENSOR;
-  if (!per_token) {
-    const float ks = K_TENSOR_AMAX / fmax, vs = V_TENSOR_AMAX / fmax;
-    KM_CUDA(b, cudaMemcpyAsync(r->ksc[j], &ks, sizeof ks, cudaMemcpyHostToDevice, s));
-    KM_CUDA(b, cudaMemcpyAsync(r->vsc[j], &vs, sizeof vs, cudaMemcpyHostToDevice, s));
+  for (int v = 0; v < 2; ++v) {
+    uint16_t *x16 = v ? v16 : k16;
+    if (v)
+      KM_CUDA(b, km_fill_normal_bf16(x16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, s));
+    else
+      KM_CUDA(b, km_fill_normal_bf16(x16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE, s));
+    void *dst = v ? r->vc[j] : r->kc[j];
+    if (r->sh.kv == KM_ATTN_TQ3) /* the quant family's TurboQuant quantizer (the best measured kernel) */
+      KM_CUDA(b, km_quant_tq3_quantize(&r->qplan, x16, dst, v ? r->vside[j] : r->kside[j], rows, r->sh.num_kv_heads, d,
+                                       v, s));
+    else if (r->sh.kv == KM_ATTN_U3) /* the quant family's uniform 3-bit quantizer, group 32 */
+      KM_CUDA(b, km_quant_u3_quantize(&r->qplan, x16, dst, rows, r->sh.num_kv_heads, d, s));
+    else
+      KM_CUDA(b, km_quant_fp8_quantize(x16, dst, v ? r->vsc[j] : r->ksc[j], rows, r->sh.num_kv_heads, d, fmt, gran, s));
   }
-  KM_CUDA(b, km_quant_fp8_quantize(k16, r->kc[j], r->ksc[j], rows, r->sh.num_kv_heads, d, fmt, gran, s));
-  KM_CUDA(b, km_quant_fp8_quantize(v16, r->vc[j], r->vsc[j], rows, r->sh.num_kv_heads, d, fmt, gran, s));
   KM_CUDA(b, cudaStreamSynchronize(s));
 }
 
-/* The cache copies: as many as keep the rotation >= 4x L2 (one for a cache that big). fp8 copies past the
- * first are quantized from one scratch pair of bf16 buffers; copy 0's originals stay for the accuracy check. */
+/* The cache copies: as many as keep the rotation >= 4x L2 (one for a cache that big). Quantized copies past the
+ * first are quantized from one scratch pair of bf16 buffers; copy 0's originals stay for the accuracy check where
+ * they fit beside the quantized cache, and otherwise copy 0 is quantized from one bf16 buffer (K, then V) freed
+ * before the step, and the row has no accuracy against bf16 (r->k16 NULL, said in its label). */
 static void fill_cache(km_bench *b, attn_run *r) {
   const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
   const size_t pool = 2 * rows * row_bytes(r) +
                       rows * r->sh.num_kv_heads * (side_bytes(r->sh.kv, 0) + side_bytes(r->sh.kv, 1));
-  (void)n;
   int copies = km_bench_rotation(b, pool);
   r->copies = copies > ATTN_MAX_COPIES ? ATTN_MAX_COPIES : copies;
   uint16_t *s16 = NULL, *t16 = NULL;
+  if (r->sh.kv != KM_ATTN_BF16 && r->copies == 1 && !km_bench_device_fits(b, pool + 2 * n * 2) &&
+      km_bench_device_fits(b, pool + n * 2)) {
+    uint16_t *x16 = km_bench_device_alloc(b, n * 2);
+    KM_RETURN_IF_STOPPED(b);
+    fill_copy(b, r, 0, x16, x16);
+    KM_RETURN_IF_STOPPED(b);
+    km_bench_device_free(b, x16);
+    r->originals_gib = 2.0 * n * 2 / 1073741824.0;
+    return;
+  }
   for (int j = 0; j < r->copies; ++j) {
     uint16_t *k16, *v16;
     if (j == 0 || r->sh.kv == KM_ATTN_BF16) {
@@ -595,7 +609,7 @@ static size_t check_sequence(km_bench *b, const attn_run *r, int seq, const uint
     }
   size_t bad = compare_rows(b, "kernel vs CPU", got, packed, rows, d, ids) +
                compare_rows(b, "simple kernel vs CPU", naive, packed, rows, d, ids);
-  if (r->sh.kv != KM_ATTN_BF16 && acc) {
+  if (r->sh.kv != KM_ATTN_BF16 && acc && r->k16) {
     /* accuracy: the same rows of bf16 attention over the values before quantization */
     if (stage_rows(b, r, r->k16, (size_t)kvh * d * 2, seq, kr) || stage_rows(b, r, r->v16, (size_t)kvh * d * 2, seq, vr))
       return 1;
@@ -786,11 +800,15 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   char stamps[900] = "";
   if (p->stamps) stamp_report(b, r, stamps, sizeof stamps);
   KM_RETURN_IF_STOPPED(b);
-  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s%s%s",
+  char no_acc[160] = "";
+  if (r->originals_gib > 0)
+    snprintf(no_acc, sizeof no_acc, "; no accuracy against bf16: the %.0f GiB of bf16 values do not fit beside the "
+             "quantized cache", r->originals_gib);
+  km_bench_label(b, "%d:%d heads d%d %s, batch %d, %s%.0f ctx tokens, block %d, q_len %d%s%s, %d chunks of %d tiles%s%s%s%s%s",
                  r->sh.num_heads, r->sh.num_kv_heads, r->sh.head_dim, kv_name(&r->sh), r->batch,
                  p->skewed ? "long-tailed, " : "", ctx_tokens, r->sh.block_size, r->sh.q_len,
                  p->window ? ", window" : "", p->op == A_QUEST ? ", Quest pages" : "", r->plan.num_chunks,
-                 r->plan.chunk_tiles, merge, p->evicted_from ? ", compacted cache" : "", variant, stamps);
+                 r->plan.chunk_tiles, merge, p->evicted_from ? ", compacted cache" : "", variant, no_acc, stamps);
 }
 
 /* The plans live in the case's stack frame: freed here, after the step, whatever stopped it. */
