@@ -211,7 +211,9 @@ enum {
   KM_ATTN_STAMP_FIRST_TILE,   /* the first tile is done (its K and V loaded, scores, softmax, P V) */
   KM_ATTN_STAMP_LOOP,         /* every tile is done */
   KM_ATTN_STAMP_WRITTEN,      /* its partial (or output) is written */
-  KM_ATTN_STAMP_END,          /* SM clock: the warp ends (after the CTA merge, where the plan has it) */
+  KM_ATTN_STAMP_COUNTED,      /* its CTA is counted in (the CTA merge's partial, the fence and the count, where the
+                                 plan merges in the kernel; else = WRITTEN) */
+  KM_ATTN_STAMP_END,          /* SM clock: the warp ends (after the last CTA's merge into the output) */
   KM_ATTN_STAMP_END_NS,       /* global timer, ns: the warp ends */
   KM_ATTN_STAMP_SM,           /* bits 0-15: the SM; bit 16: its CTA wrote the output (the merge's last) */
   KM_ATTN_STAMP_TILES,        /* tiles of its chunk */

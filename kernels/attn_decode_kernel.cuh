@@ -958,7 +958,7 @@ __device__ __forceinline__ void merge_to_output(const Params &p, int seq, int kv
 // partials each of the last CTA's threads has in flight (b1 x 32K: 32 per (sequence, KV head), so 16 take two
 // rounds of L2 loads and 32 one).
 template <int D, int U = 16>
-__device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int seq, int kvh) {
+__device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int seq, int kvh, unsigned long long *counted) {
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = rows * D4;
   __syncthreads();
@@ -980,7 +980,9 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
     if (e == 0) __stcg(pl + r, km_attn_merge_lse(&mg));
   }
   const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
-  if (!last_to_arrive(p, seq, kvh, quads)) return false;
+  const bool last = last_to_arrive(p, seq, kvh, quads);
+  if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
+  if (!last) return false;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) merge_to_output<D, U>(p, seq, kvh, i / D4, i % D4 * 4, q0, quads);
   return true;
 }
@@ -991,11 +993,13 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
 // of its four KV heads into the bf16 output and sets the count back to zero. U partials in flight per thread.
 // Returns whether this CTA was the last, the one that wrote the output.
 template <int D, int U = 16>
-__device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0) {
+__device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0, unsigned long long *counted) {
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = WARPS * rows * D4;
   const int chunks = __ldg(p.seq_chunks + seq), c0 = __ldg(p.seq_chunk0 + seq);
-  if (!last_to_arrive(p, seq, kvh0, chunks)) return false;
+  const bool last = last_to_arrive(p, seq, kvh0, chunks);
+  if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
+  if (!last) return false;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32)
     merge_to_output<D, U>(p, seq, kvh0 + i / (rows * D4), i / D4 % rows, i % D4 * 4, c0, chunks);
   return true;
@@ -1521,13 +1525,16 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   }
   if constexpr (ST) {
     const unsigned long long k = clock64();
-    if (lane == 0) stamp[KM_ATTN_STAMP_WRITTEN] = k, stamp[KM_ATTN_STAMP_TILES] = (unsigned long long)(te - tb);
+    if (lane == 0)
+      stamp[KM_ATTN_STAMP_WRITTEN] = stamp[KM_ATTN_STAMP_COUNTED] = k,
+      stamp[KM_ATTN_STAMP_TILES] = (unsigned long long)(te - tb);
   }
   bool last = direct;
+  unsigned long long *const counted = ST ? stamp + KM_ATTN_STAMP_COUNTED : nullptr;  // the merges overwrite it
   if (p.cta_merge == 1) {
-    last = cta_merge<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh);
+    last = cta_merge<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh, counted);
   } else if (p.cta_merge == 2 && !direct) {  // every warp of the CTA is in one chunk: `direct` is the CTA's
-    last = heads_merge<D, MW>(p, seq, kvh - warp);
+    last = heads_merge<D, MW>(p, seq, kvh - warp, counted);
   }
   if constexpr (ST) {
     const unsigned long long k = clock64(), t = global_ns();

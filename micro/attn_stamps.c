@@ -53,15 +53,16 @@ static int per_tile_spread(const uint64_t *st, const km_attn_phases *all, int it
 }
 
 /* The clock points of one warp, in order (a phase is the difference of two neighbours). */
-static const int POINTS[] = {KM_ATTN_STAMP_START, KM_ATTN_STAMP_METADATA, KM_ATTN_STAMP_Q,   KM_ATTN_STAMP_FIRST_TILE,
-                             KM_ATTN_STAMP_LOOP,  KM_ATTN_STAMP_WRITTEN,  KM_ATTN_STAMP_END};
+static const int POINTS[] = {KM_ATTN_STAMP_START, KM_ATTN_STAMP_METADATA, KM_ATTN_STAMP_Q,       KM_ATTN_STAMP_FIRST_TILE,
+                             KM_ATTN_STAMP_LOOP,  KM_ATTN_STAMP_WRITTEN,  KM_ATTN_STAMP_COUNTED, KM_ATTN_STAMP_END};
 enum { NPOINTS = sizeof POINTS / sizeof POINTS[0], NPHASES = NPOINTS - 1 };
 
 static void phases_of(const uint64_t *w, double cyc_per_us, double start_us, km_attn_phases *ph) {
   double d[NPHASES];
   for (int i = 0; i < NPHASES; ++i) d[i] = (double)(w[POINTS[i + 1]] - w[POINTS[i]]) / cyc_per_us;
   ph->start = start_us;
-  ph->metadata = d[0], ph->q = d[1], ph->first_tile = d[2], ph->other_tiles = d[3], ph->write = d[4], ph->merge = d[5];
+  ph->metadata = d[0], ph->q = d[1], ph->first_tile = d[2], ph->other_tiles = d[3], ph->write = d[4];
+  ph->count = d[5], ph->merge = d[6];
   ph->tiles = (int)w[KM_ATTN_STAMP_TILES];
   ph->wrote_output = (int)((w[KM_ATTN_STAMP_SM] >> 16) & 1);
 }
@@ -129,6 +130,7 @@ int km_attn_stamps_summarize(const uint64_t *st, int items, km_attn_stamp_summar
   KM_MEDIAN_OF(first_tile);
   KM_MEDIAN_OF(other_tiles);
   KM_MEDIAN_OF(write);
+  KM_MEDIAN_OF(count);
   KM_MEDIAN_OF(merge);
 #undef KM_MEDIAN_OF
   for (int i = 0; i < items; ++i) col[i] = all[i].tiles;
@@ -152,12 +154,12 @@ void km_attn_stamps_format(const km_attn_stamp_summary *s, char *buf, size_t len
   snprintf(buf, len,
            "stamps of the last launch, %d warps, SM clock %.0f MHz: kernel span %.2f us (warp starts spread over "
            "%.2f); median warp: metadata %.2f, Q %.2f, first tile %.2f, %.3f per further tile, partial %.2f, "
-           "merge %.2f; the last warp to end (%d tiles%s): start +%.2f, metadata %.2f, Q %.2f, first tile %.2f, "
-           "other tiles %.2f, partial %.2f, merge %.2f; per further tile over the warps p10 %.3f, p90 %.3f, max %.3f, "
-           "over the %d SMs (each its warps' mean) median %.3f, slowest %.3f",
+           "counted in %.2f, merge %.2f; the last warp to end (%d tiles%s): start +%.2f, metadata %.2f, Q %.2f, "
+           "first tile %.2f, other tiles %.2f, partial %.2f, counted in %.2f, merge %.2f; per further tile over the "
+           "warps p10 %.3f, p90 %.3f, max %.3f, over the %d SMs (each its warps' mean) median %.3f, slowest %.3f",
            s->warps, s->cycles_per_us, s->span_us, s->start_spread_us, s->median.metadata, s->median.q,
-           s->median.first_tile, s->per_tile_us, s->median.write, s->median.merge, l->tiles,
+           s->median.first_tile, s->per_tile_us, s->median.write, s->median.count, s->median.merge, l->tiles,
            l->wrote_output ? ", its CTA wrote the output" : "", l->start, l->metadata, l->q, l->first_tile,
-           l->other_tiles, l->write, l->merge, s->per_tile_p10_us, s->per_tile_p90_us, s->per_tile_max_us, s->sms,
+           l->other_tiles, l->write, l->count, l->merge, s->per_tile_p10_us, s->per_tile_p90_us, s->per_tile_max_us, s->sms,
            s->sm_median_per_tile_us, s->sm_slowest_per_tile_us);
 }

@@ -9,10 +9,11 @@
 
 /* A warp's phases, microseconds: from its start to its metadata (chunk, tile range, context length),
  * then to its query fragments, its first tile (loads, scores, softmax, P V), its other tiles, its partial
- * written, and its end (the CTA merge: the CTA's partial, fence and count, and for the last CTA of each
- * (sequence, KV head) the merge of the others' partials into the output). */
+ * written, its CTA counted in (with the plan's merge in the kernel: the CTA merge's partial, the fence and the
+ * count; else 0), and its end (for the last CTA of each (sequence, KV head): the merge of the others' partials
+ * into the output; else about 0). */
 typedef struct km_attn_phases {
-  double start, metadata, q, first_tile, other_tiles, write, merge; /* start: after the first warp's */
+  double start, metadata, q, first_tile, other_tiles, write, count, merge; /* start: after the first warp's */
   int tiles;
   int wrote_output; /* its CTA was its (sequence, KV head)'s last */
 } km_attn_phases;
