@@ -132,10 +132,10 @@ int chunk_count(int n, int ct, bool quad) {
 // Chunk length (tiles) for a step: the resident warps run the items in waves, and a wave lasts as long as
 // its longest chunk plus a fixed start (the first loads' latency, the partial's write: ~STARTUP tiles), so
 // the estimated time of a choice is waves x (longest chunk + STARTUP), or the whole work spread evenly when
-// lengths differ. Candidates from 4 tiles (64 tokens) to the longest sequence; the cheapest wins, ties to
-// the longer chunk (fewer partials to combine). With `quad`, each sequence's chunk count is rounded up as
-// the CTA merge needs and a candidate that cannot be rounded is skipped. Returns 0 when no candidate is
-// left; *cost: the winner's estimate.
+// lengths differ. Candidates from 4 tiles (64 tokens; 2 for a sparse step) to the longest sequence; the
+// cheapest wins, ties to the longer chunk (fewer partials to combine). With `quad`, each sequence's chunk count
+// is rounded up as the CTA merge needs and a candidate that cannot be rounded is skipped. Returns 0 when no
+// candidate is left; *cost: the winner's estimate.
 int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int sparse_pages, int target_warps,
                      bool quad, double *cost_out) {
   constexpr double STARTUP = 4.0;
@@ -147,7 +147,12 @@ int pick_chunk_tiles(const km_attn_shape *s, int batch, const int32_t *ctx, int 
   }
   int best = quad ? 0 : longest;
   double best_cost = 1e300;
-  for (int ct = longest; ct >= 4; ct = ct > 64 ? ct - (ct >> 6) : ct - 1) {
+  // the floor: the recorded runs of 547ef6a and b2a5297 measured Quest b1 x 32K at 21.87 / 21.74 us in chunks of 2
+  // tiles against 23.83 / 23.56 in the planner's 4 (and 23.92 / 23.68 in 1), while dense b1 x 4K lost in chunks of 2
+  // (14.41 / 14.01 against 12.82 / 12.70): shorter chunks pay where a (sequence, KV head) then has more than 16 CTA
+  // partials for the last CTA to merge (two rounds), which Quest's 128 selected tiles in chunks of 2 do not reach
+  const int floor_tiles = sparse_pages > 0 ? 2 : 4;
+  for (int ct = longest; ct >= floor_tiles; ct = ct > 64 ? ct - (ct >> 6) : ct - 1) {
     double items = 0, work = 0;
     int maxlen = 0;
     bool ok = true;

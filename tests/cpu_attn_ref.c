@@ -250,6 +250,17 @@ static void test_planner(void) {
   sh.window = 0;
   check_plan(&sh, 2, w, 5, 0, 1584); /* Quest: 5 selected pages */
   check_plan(&sh, 1, one, 128, 0, 1584);
+  /* a sparse step's chunks go down to 2 tiles, a dense step's to 4: Quest b1 x 32K (128 selected pages) at the
+   * bf16 kernel's 1,056 resident warps takes 64 chunks of 2 (its /ct2 row), dense b1 x 4K 64 chunks of 4 */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, one, 2048, 128, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT_MSG(p.num_chunks == 64 && p.chunk_tiles == 2 && p.cta_merge == 1, "Quest b1: %d chunks of %d tiles",
+                p.num_chunks, p.chunk_tiles);
+  km_attn_plan_free(&p);
+  const int32_t four_k[1] = {4096};
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, four_k, 256, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT_MSG(p.num_chunks == 64 && p.chunk_tiles == 4, "dense b1 x 4K: %d chunks of %d tiles", p.num_chunks,
+                p.chunk_tiles);
+  km_attn_plan_free(&p);
   sh.kv = KM_ATTN_FP8_E4M3;
   check_plan(&sh, 5, many, 0, 0, 1584);
   /* bad input */
