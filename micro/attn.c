@@ -926,13 +926,14 @@ PCOMB(comb_bf16_b4_32k, A_DECODE, BF, TEN, 4, 0);
 PCOMB(comb_bf16_b16_32k, A_DECODE, BF, TEN, 16, 0);
 PCOMB(comb_fp8_b16_32k, A_DECODE, E4, TOK, 16, 0);
 PCOMB(comb_quest_b1_32k, A_QUEST, BF, TEN, 1, 2048);
-/* chunks shorter than the planner's floor of 4 tiles: at batch 1 its chunks fill a quarter of the resident
- * warps (Quest b1 x 32K: 32 chunks of 4 of the 128 selected tiles per KV head, 256 warps of 1,056) */
+/* chunks of another length than the planner's (its floor: 4 tiles for a dense step, 2 for a sparse one since
+ * 328ce5d): Quest b1 x 32K in chunks of 1 and of 4 (the planner's before; 32 chunks of the 128 selected tiles per
+ * KV head, 256 warps of 1,056), dense b1 x 4K in chunks of 1 and 2 */
 #define PCT(name, op, b, ctx, budget, ct)                                                                     \
   static const attn_params name = {op, 32, 8, 128, BF, TEN, b, ctx, 16, 1, 0, 0, budget, 0, 0, 0, 0, 0, 0, 0, 0, \
                                    0, ct}
 PCT(ct1_quest_b1_32k, A_QUEST, 1, 32768, 2048, 1);
-PCT(ct2_quest_b1_32k, A_QUEST, 1, 32768, 2048, 2);
+PCT(ct4_quest_b1_32k, A_QUEST, 1, 32768, 2048, 4);
 PCT(ct1_bf16_b1_4k, A_DECODE, 1, 4096, 0, 1);
 PCT(ct2_bf16_b1_4k, A_DECODE, 1, 4096, 0, 2);
 /* the stamped kernel: each warp's clock at the step's points (kernels/attn_decode.h, KM_ATTN_STAMP_*) */
@@ -1189,9 +1190,10 @@ static const km_case attn_cases[] = {
     COMB_ROW("bf16", 4, comb_bf16_b4_32k, T_GQA),
     COMB_ROW("bf16", 16, comb_bf16_b16_32k, T_GQA),
     COMB_ROW("fp8_e4m3_tokhead", 16, comb_fp8_b16_32k, "kv_quant"),
-#define SUM_CT "the same step in chunks of N tiles (ctN) instead of the planner's choice (chunks >= 4 tiles)"
+#define SUM_CT "the same step in chunks of N tiles (ctN) instead of the planner's choice (chunks >= 4 tiles, >= 2 " \
+               "for a sparse step)"
     SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "ct1", "sparse_read", SUM_CT, ct1_quest_b1_32k),
-    SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "ct2", "sparse_read", SUM_CT, ct2_quest_b1_32k),
+    SUFFIX_ROW("attn/quest/budget2048/gqa32x8/d128/bf16/b1/ctx32k", "ct4", "sparse_read", SUM_CT, ct4_quest_b1_32k),
     SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx4k", "ct1", T_GQA, SUM_CT, ct1_bf16_b1_4k),
     SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx4k", "ct2", T_GQA, SUM_CT, ct2_bf16_b1_4k),
 #define SUM_ST "the same step in the stamped kernel (each warp's SM clock at its chunk's metadata, Q, first tile, " \
