@@ -86,6 +86,11 @@ note "nccl: ${nccl_where:-none found, the p2p/nccl cases skip}"
 launcher=()
 ccache_bin=$(command -v ccache || true)
 [ -z "$ccache_bin" ] && [ -x "$prefix/usr/bin/ccache" ] && ccache_bin="$prefix/usr/bin/ccache"
+# a carried ccache that cannot run there (a library it links missing or too old) is left out, with a note
+if [ -n "$ccache_bin" ] && ! "$ccache_bin" --version >/dev/null 2>&1; then
+  note "ccache: $ccache_bin does not run here ($("$ccache_bin" --version 2>&1 | head -1)); building without it"
+  ccache_bin=""
+fi
 if [ -n "$ccache_bin" ] && [ "${KM_CCACHE:-1}" != 0 ]; then
   export CCACHE_DIR=${CCACHE_DIR:-/tmp/kvccache} CCACHE_BASEDIR=$PWD CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER="$ccache_bin" -DCMAKE_CXX_COMPILER_LAUNCHER="$ccache_bin"
