@@ -166,10 +166,19 @@ static void freed_already(void *p) { (void)p; }
 
 enum { KM_DEVICE_MARGIN_MIB = 256 }; /* left for the runtime, CUB temp storage and the ceiling buffers */
 
+/* 1 where `bytes` more fit in free device memory beside the margin, 0 where they do not, -1 where the free memory is
+ * not known; *free_b: the free bytes (0 when not known). */
+static int device_room(size_t bytes, size_t *free_b) {
+  size_t total_b = 0;
+  *free_b = 0;
+  if (cudaMemGetInfo(free_b, &total_b) != cudaSuccess) return -1;
+  return bytes + ((size_t)KM_DEVICE_MARGIN_MIB << 20) <= *free_b;
+}
+
 int km_bench_device_fits(const km_bench *b, size_t bytes) {
   (void)b;
-  size_t free_b = 0, total_b = 0;
-  return cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && bytes + ((size_t)KM_DEVICE_MARGIN_MIB << 20) <= free_b;
+  size_t free_b;
+  return device_room(bytes, &free_b) == 1;
 }
 
 void km_bench_device_free(km_bench *b, void *p) {
@@ -184,9 +193,8 @@ void km_bench_device_free(km_bench *b, void *p) {
 
 void *km_bench_device_alloc(km_bench *b, size_t bytes) {
   if (!km_bench_ok(b)) return NULL;
-  size_t free_b = 0, total_b = 0;
-  const size_t margin = (size_t)KM_DEVICE_MARGIN_MIB << 20;
-  if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && bytes + margin > free_b) {
+  size_t free_b;
+  if (device_room(bytes, &free_b) == 0) {
     km_bench_skip(b, "needs %.2f GiB of device memory, %.2f GiB free", bytes / 1073741824.0, free_b / 1073741824.0);
     return NULL;
   }
