@@ -908,8 +908,10 @@ __host__ __device__ constexpr size_t cta_merge_smem(int rows, int d) {
 
 // The CTA counts itself in for (sequence `seq`, KV head `kvh`) once its partials are written: true for the last of
 // the step's `arrivals` CTAs there, which sets the count back to zero (no other CTA of the step touches it again)
-// and may then read the others' partials.
-__device__ __forceinline__ bool last_to_arrive(const Params &p, int seq, int kvh, int arrivals) {
+// and may then read the others' partials. `counted` (the stamped kernel's KM_ATTN_STAMP_COUNTED slot of the warp,
+// else nullptr): the SM clock once the count is in, from each warp's lane 0.
+__device__ __forceinline__ bool last_to_arrive(const Params &p, int seq, int kvh, int arrivals,
+                                               unsigned long long *counted) {
   __shared__ int s_last;
   __threadfence();  // this CTA's partials are visible before its count
   __syncthreads();
@@ -919,6 +921,7 @@ __device__ __forceinline__ bool last_to_arrive(const Params &p, int seq, int kvh
     if (s_last) *count = 0;
   }
   __syncthreads();
+  if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
   if (!s_last) return false;
   __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
   return true;
@@ -980,9 +983,7 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
     if (e == 0) __stcg(pl + r, km_attn_merge_lse(&mg));
   }
   const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
-  const bool last = last_to_arrive(p, seq, kvh, quads);
-  if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
-  if (!last) return false;
+  if (!last_to_arrive(p, seq, kvh, quads, counted)) return false;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) merge_to_output<D, U>(p, seq, kvh, i / D4, i % D4 * 4, q0, quads);
   return true;
 }
@@ -997,9 +998,7 @@ __device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0, 
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = WARPS * rows * D4;
   const int chunks = __ldg(p.seq_chunks + seq), c0 = __ldg(p.seq_chunk0 + seq);
-  const bool last = last_to_arrive(p, seq, kvh0, chunks);
-  if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
-  if (!last) return false;
+  if (!last_to_arrive(p, seq, kvh0, chunks, counted)) return false;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32)
     merge_to_output<D, U>(p, seq, kvh0 + i / (rows * D4), i / D4 % rows, i % D4 * 4, c0, chunks);
   return true;
