@@ -225,6 +225,15 @@ static void tables(km_bench *b, attn_run *r) {
   r->num_blocks = total;
 }
 
+/* Fresh bf16 values of n elements into x16: keys (v 0, with outlier channels) or values (v 1), on the case's
+ * stream, each fill with its own seed. */
+static cudaError_t fill_values(km_bench *b, const attn_run *r, uint16_t *x16, size_t n, int v) {
+  const int d = r->sh.head_dim;
+  return v ? km_fill_normal_bf16(x16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, km_bench_stream(b))
+           : km_fill_normal_bf16(x16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE,
+                                 km_bench_stream(b));
+}
+
 /* bf16 values (keys with outlier channels), quantized by the quant family's kernels when the format asks; copy j
  * of the cache gets its own fresh values. K is filled and quantized before V is filled, so that k16 and v16 may be
  * one buffer (the values are the same either way: each fill draws its own seed, K's first). */
@@ -233,8 +242,8 @@ static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *
   const size_t rows = (size_t)r->num_blocks * r->sh.block_size, n = rows * r->sh.num_kv_heads * r->sh.head_dim;
   const int d = r->sh.head_dim;
   if (r->sh.kv == KM_ATTN_BF16) {
-    KM_CUDA(b, km_fill_normal_bf16(k16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE, s));
-    KM_CUDA(b, km_fill_normal_bf16(v16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, s));
+    KM_CUDA(b, fill_values(b, r, k16, n, 0));
+    KM_CUDA(b, fill_values(b, r, v16, n, 1));
     r->kc[j] = k16;
     r->vc[j] = v16;
     return;
@@ -268,10 +277,7 @@ static void fill_copy(km_bench *b, attn_run *r, int j, uint16_t *k16, uint16_t *
   const km_quant_granularity gran = per_token ? KM_QUANT_PER_TOKEN_HEAD : KM_QUANT_PER_TENSOR;
   for (int v = 0; v < 2; ++v) {
     uint16_t *x16 = v ? v16 : k16;
-    if (v)
-      KM_CUDA(b, km_fill_normal_bf16(x16, n, km_bench_seed(b), 1.0f, d, 0, 0, 1.0f, s));
-    else
-      KM_CUDA(b, km_fill_normal_bf16(x16, n, km_bench_seed(b), 1.0f, d, OUTLIER_EVERY, OUTLIER_OFFSET, OUTLIER_SCALE, s));
+    KM_CUDA(b, fill_values(b, r, x16, n, v));
     void *dst = v ? r->vc[j] : r->kc[j];
     if (r->sh.kv == KM_ATTN_TQ3) /* the quant family's TurboQuant quantizer (the best measured kernel) */
       KM_CUDA(b, km_quant_tq3_quantize(&r->qplan, x16, dst, v ? r->vside[j] : r->kside[j], rows, r->sh.num_kv_heads, d,
