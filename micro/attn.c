@@ -986,6 +986,7 @@ PTMA(tma4_fp8_b16_32k, E4, TOK, 16, 32768, 4);
 PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
 PTMA(tma4_fp8_b64_32k, E4, TOK, 64, 32768, 4);
 PTMA(tma6_fp8_b64_32k, E4, TOK, 64, 32768, 6);
+PTMA(quick_tma4_fp8, E4, TOK, 4, 4096, 4);
 /* ... and with the per-token scales copied into each tile's slot (counted on its mbarrier) instead of one register
  * load per lane (tma4s) */
 #define PTMS(name, b, c) PDEF(name, E4, TOK, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_scales = 1)
@@ -1322,6 +1323,8 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma4/quick", "kv_quant", SUM_TMA, run_attn,
+     &quick_tma4_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/tma4s/quick", "kv_quant", SUM_TMS, run_attn,
      &quick_tma4s_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/arr32/quick", "kv_quant", SUM_T32, run_attn,
