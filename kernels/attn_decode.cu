@@ -249,7 +249,9 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->tma_promo != 0 && s->tma_promo != -1 && s->tma_promo != 64 && s->tma_promo != 128 && s->tma_promo != 256)
     return "tma_promo must be 0 (the default), -1 (none), 64, 128 or 256";
   if (s->tma_promo && s->pipe != KM_ATTN_PIPE_TMA) return "tma_promo: the TMA pipeline only";
-  if (s->tma_scales != 0 && s->tma_scales != 1 && s->tma_scales != 2) return "tma_scales must be 0, 1 or 2";
+  if (s->tma_scales < 0 || s->tma_scales > 3) return "tma_scales must be 0, 1, 2 or 3";
+  if (s->tma_scales == 3 && (s->pipe != KM_ATTN_PIPE_TMA || (s->tma_slots != 0 && s->tma_slots != 3)))
+    return "tma_scales 3: the TMA pipeline with 3 slots (tma_slots 0 or 3: this variant has 3 whatever the default)";
   if (s->tma_scales == 2 && (s->pipe != KM_ATTN_PIPE_TMA || (s->tma_slots != 0 && s->tma_slots != 4)))
     return "tma_scales 2: the TMA pipeline with 4 slots (tma_slots 0 or 4: this variant has 4 whatever the default)";
   if (s->tma_scales == 1 && (s->pipe != KM_ATTN_PIPE_TMA || s->scale != KM_ATTN_SCALE_TOKEN_HEAD ||

@@ -121,7 +121,9 @@ typedef struct km_attn_shape {
                           tile's scales into its slot (one 4-byte cp.async per lane, counted on the slot's mbarrier)
                           instead of one register load per lane; 2 (the TMA pipeline, 4 slots) keeps the register
                           scales and has every lane arrive on the slot's mbarrier (32 arrivals a phase instead of
-                          lane 0's one); 0 otherwise */
+                          lane 0's one); 3 (the TMA pipeline, 3 slots) keeps the register scales and has every lane
+                          arrive through cp.async.mbarrier.arrive.noinc with no copy of its own (33 arrivals a
+                          phase); 0 otherwise */
   int merge_heads;     /* 1: split sequences merge inside the decode kernel with each CTA keeping four KV heads of one
                           chunk (the combine pass's layout: the CTA's warps stream the same tokens' rows): every warp
                           writes its partial, and the last CTA of each (sequence, group of four KV heads) merges the
@@ -136,9 +138,10 @@ typedef struct km_attn_shape {
  * at fp8 e4m3 per token-head b16 x 32K (277.9 / 264.3 us against 283.4 / 272.3; H200) and level or faster at b64
  * (1,072.1 / 1,005.1 against 1,074.2 / 1,041.8). */
 #define KM_ATTN_TMA_SLOTS 3
-/* The ring slots per warp of a TMA-pipeline shape's kernel: tma_scales 1 and 2 have 4, whatever the default. */
+/* The ring slots per warp of a TMA-pipeline shape's kernel: tma_scales 1 and 2 have 4, 3 has 3, whatever the
+ * default. */
 static inline int km_attn_tma_slots(const km_attn_shape *s) {
-  return s->tma_scales ? 4 : s->tma_slots ? s->tma_slots : KM_ATTN_TMA_SLOTS;
+  return s->tma_scales == 3 ? 3 : s->tma_scales ? 4 : s->tma_slots ? s->tma_slots : KM_ATTN_TMA_SLOTS;
 }
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:

@@ -32,6 +32,7 @@
 #include "attn_decode.h"
 #include "attn_merge.h"
 #include "bulk_copy.cuh"
+#include "count_in.cuh"
 #include "tq3_sign.h"
 #include "u3_unpack.h"
 
@@ -769,7 +770,10 @@ struct RingSource {
 // default. SC 2: SC 0's register scales, but every lane arrives on the slot's mbarrier when its tile is issued (32
 // arrivals a phase: lane 0's with the copies' byte count, 31 plain ones), written to test whether synccheck's failure
 // on SC 0 (where 31 lanes wait without arriving; SC 1, where all 32 arrive, passes) is that: it is not, SC 2 fails the
-// same way (H200, 961c824), and it is level in time. The tile lists one list early (Item::tile_row_early).
+// same way (H200, 961c824), and it is level in time. SC 3: SC 0's register scales, and every lane's arrival through
+// cp.async.mbarrier.arrive.noinc with no cp.async of its own (33 arrivals a phase: lane 0's with the copies' bytes,
+// then the 32 noinc ones), the one trait of SC 1 that SC 0 and SC 2 lack; in the default's 3-slot ring. The tile
+// lists one list early (Item::tile_row_early).
 template <typename T, int NS, int SC = 0>
 struct TmaSource {
   static_assert(T::FP8 && T::RB == 128 && T::KBYTES == 32 && T::VBYTES == 16,
@@ -778,7 +782,7 @@ struct TmaSource {
   static constexpr int N = NS;
   static constexpr int TILE_BYTES = KM_ATTN_TILE * T::RB;  // K or V of one tile: 2 KiB, two swizzle atoms
   static constexpr int SLOT_BYTES = 2 * TILE_BYTES;
-  static_assert(SC >= 0 && SC <= 2, "SC 0, 1 or 2");
+  static_assert(SC >= 0 && SC <= 3, "SC 0, 1, 2 or 3");
   static constexpr int SCALE_BYTES = SC == 1 ? 2 * KM_ATTN_TILE * 4 : 0;  // SC 1: a slot's K and V scales
   // per CTA: the rings (1024-byte aligned, the swizzle's period: up to 1008 bytes of padding after the static
   // shared memory), then (SC 1) each warp's NS slots of scales, then each warp's NS mbarriers
@@ -811,6 +815,7 @@ struct TmaSource {
     } else if constexpr (SC == 2) {
       km_bulk::bar_arrive(bar + u);
     }
+    if constexpr (SC == 3) km_bulk::arrive_on_copies(bar + u);  // every lane, no copy of its own: arrives at once
 #else
     __trap();  // the host launches this pipeline only where sm_90 code runs (kernel_pipe)
 #endif
@@ -831,7 +836,7 @@ struct TmaSource {
     if (it.lane == 0) {
       // lane 0's arrival with the copies' byte count, and with SC 1 and per-token scales every lane's arrival
       // when its scale has landed, with SC 2 the 31 other lanes' arrivals when the tile is issued
-      const uint32_t arrivals = SC == 1 && it.p->per_token ? 33u : SC == 2 ? 32u : 1u;
+      const uint32_t arrivals = (SC == 1 && it.p->per_token) || SC == 3 ? 33u : SC == 2 ? 32u : 1u;
       for (int u = 0; u < N; ++u) km_bulk::bar_init(bar + u, arrivals);
       km_bulk::bar_init_fence();
     }
@@ -913,18 +918,11 @@ __host__ __device__ constexpr size_t cta_merge_smem(int rows, int d) {
 __device__ __forceinline__ bool last_to_arrive(const Params &p, int seq, int kvh, int arrivals,
                                                unsigned long long *counted) {
   __shared__ int s_last;
-  __threadfence();  // this CTA's partials are visible before its count
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int *count = p.arrive + (size_t)seq * p.kv_heads + kvh;
-    s_last = atomicAdd(count, 1) == arrivals - 1;
-    if (s_last) *count = 0;
-  }
-  __syncthreads();
+  __syncthreads();  // every warp's partials are written before thread 0's count (a release cumulative over them)
+  if (threadIdx.x == 0) s_last = km_count_in(p.arrive + (size_t)seq * p.kv_heads + kvh, (unsigned)arrivals);
+  __syncthreads();  // the last CTA's threads read the others' partials after thread 0's acquire
   if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
-  if (!s_last) return false;
-  __threadfence();  // the other CTAs' partials, counted before ours, are read after the count
-  return true;
+  return s_last;
 }
 
 // Output dims e .. e + 3 of row r of KV head kvh of sequence seq: the merge of the n partials in workspace slots
@@ -1709,7 +1707,8 @@ Kern kernel_default_option(const km_attn_shape &s) {
 // The TMA pipeline's kernel of fp8 format KV (head_dim 128, <= 8 rows, O^T accumulators) with s.tma_slots ring
 // slots per warp (0: KM_ATTN_TMA_SLOTS, 3), registers capped so that the CTAs the rings leave room for fit: 3
 // slots 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA); s.tma_scales 1
-// (4 slots): the per-token scales copied into the slots (67 KiB); s.tma_scales 2 (4 slots): every lane arrives.
+// (4 slots): the per-token scales copied into the slots (67 KiB); s.tma_scales 2 (4 slots): every lane arrives;
+// s.tma_scales 3 (3 slots): every lane arrives through cp.async.mbarrier.arrive.noinc.
 template <int KV>
 Kern kernel_tma(const km_attn_shape &s) {
   constexpr int P = KM_ATTN_PIPE_TMA;
@@ -1718,6 +1717,9 @@ Kern kernel_tma(const km_attn_shape &s) {
                                                  : Kern{nullptr, 0};
   if (s.tma_scales == 2)
     return s.tma_slots == 0 || s.tma_slots == 4 ? kernel_pipe<128, KV, 0, P, 4, 1, 1, 3, 0, 0, 0, 16, 0, 0, 2>()
+                                                 : Kern{nullptr, 0};
+  if (s.tma_scales == 3)
+    return s.tma_slots == 0 || s.tma_slots == 3 ? kernel_pipe<128, KV, 0, P, 3, 1, 1, 4, 0, 0, 0, 16, 0, 0, 3>()
                                                  : Kern{nullptr, 0};
   switch (km_attn_tma_slots(&s)) {
     case 3: return kernel_pipe<128, KV, 0, P, 3, 1, 1, 4>();

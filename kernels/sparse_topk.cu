@@ -1,26 +1,13 @@
 // Quest-style sparse read, four stages: page summaries (min/max keys), page scores, an exact radix
 // top-k per (sequence, KV head) row with ties to the lower page, and the gather of the chosen pages;
 // plus the dense read they are compared with. Launchers return cudaGetLastError() after the launch.
+#include "count_in.cuh"
 #include "sparse_topk.h"
 
 namespace {
 
 constexpr int kPage = KM_SPARSE_PAGE_TOKENS;
 constexpr unsigned kFull = 0xffffffffu;
-
-// One CTA's arrival on a row's counter, by one thread after the CTA's barrier: the fence releases the CTA's
-// stores before the count, and the CTA that brings the count to n is the last one; it fences again (acquire:
-// the others' stores are read after their arrivals) and sets the counter back to zero for the next launch
-// (every arrival is in, nothing else touches it in this one).
-__device__ __forceinline__ bool arrive_last(uint32_t *counter, uint32_t n) {
-  __threadfence();
-  const bool last = atomicAdd(counter, 1u) == n - 1;
-  if (last) {
-    __threadfence();
-    *counter = 0;
-  }
-  return last;
-}
 
 // Inclusive prefix sum of v over the lanes of a warp (all 32 active).
 __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v) {
@@ -547,11 +534,11 @@ __global__ __launch_bounds__(kTopkThreads, G >= 8 ? 1 : 2) void select_kernel(co
   __shared__ topk_shared sh;
   const int row = blockIdx.x / chunks;
   score_chunk<D, G, kTopkWarps>(query, summary, scores, kv_heads, pages, row, blockIdx.x % chunks);
-  // Release: the barrier orders every thread's score stores before thread 0's fence, and the fence
-  // (cumulative) makes them visible at GPU scope before the arrival is counted, as a grid barrier does.
-  // One fence per CTA rather than one per thread (measured: no difference in time either way).
+  // Release: the barrier orders every thread's score stores before thread 0's count, whose release (cumulative)
+  // makes them visible at GPU scope before the arrival is counted (kernels/count_in.cuh); one per CTA rather than a
+  // fence per thread (measured with __threadfence: no difference in time either way).
   __syncthreads();
-  if (threadIdx.x == 0) sh.last = arrive_last(&counters[row], (uint32_t)chunks);
+  if (threadIdx.x == 0) sh.last = km_count_in(&counters[row], (unsigned)chunks);
   __syncthreads();
   if (!sh.last) return;  // block-uniform
   topk_row<true>(scores + (size_t)row * pages, selected + (size_t)row * k, pages, k, keys, sh);
@@ -778,7 +765,7 @@ __global__ __launch_bounds__(kSelect2Threads, UNROLL >= 8 ? 1 : (G >= 8 ? 3 : 4)
   score_chunk<D, G, kSelect2Warps, UNROLL>(query, summary, scores, kv_heads, pages, row, blockIdx.x % chunks);
   // release / acquire on the row's counter exactly as select_kernel
   __syncthreads();
-  if (threadIdx.x == 0) sh.last = arrive_last(&counters[row], (uint32_t)chunks);
+  if (threadIdx.x == 0) sh.last = km_count_in(&counters[row], (unsigned)chunks);
   __syncthreads();
   if (!sh.last) return;  // block-uniform
   topk_row_regs<KPT>(scores + (size_t)row * pages, selected + (size_t)row * k, pages, k, sh);

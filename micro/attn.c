@@ -796,7 +796,8 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
   if (km_attn_tile_pipe(&r->sh) == KM_ATTN_PIPE_TMA)
     snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s%s", km_attn_tma_slots(&r->sh),
-             p->tma_scales == 1 ? ", scales copied into the slots" : p->tma_scales == 2 ? ", every lane arrives" : "",
+             p->tma_scales == 1 ? ", scales copied into the slots" : p->tma_scales == 2 ? ", every lane arrives"
+             : p->tma_scales == 3 ? ", every lane arrives by cp.async noinc" : "",
              p->tma_promo == -1 ? ", no L2 promotion" : p->tma_promo == 64 ? ", 64-byte L2 promotion"
                                                       : p->tma_promo == 256 ? ", 256-byte L2 promotion" : "");
   const char *merge = !r->plan.split       ? ""
@@ -1000,6 +1001,13 @@ PTMS(quick_tma4s_fp8, 4, 4096);
 PTMA32(arr32_fp8_b16_32k, 16, 32768);
 PTMA32(arr32_fp8_b64_32k, 64, 32768);
 PTMA32(quick_arr32_fp8, 4, 4096);
+/* ... and with every lane arriving through cp.async.mbarrier.arrive.noinc with no copy of its own (33 arrivals a
+ * phase: lane 0's with the copies' bytes and the 32 noinc ones), in the default's 3 slots (arrnc) */
+#define PTMANC(name, b, c) PDEF(name, E4, TOK, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_scales = 3)
+PTMANC(arrnc_fp8_b1_32k, 1, 32768);
+PTMANC(arrnc_fp8_b16_32k, 16, 32768);
+PTMANC(arrnc_fp8_b64_32k, 64, 32768);
+PTMANC(quick_arrnc_fp8, 4, 4096);
 /* ... and with the tensor maps' L2 promotion at 256 or 64 bytes or none (prN; the default promotes 128-byte lines, a
  * row each) */
 #define PPRO(name, b, promo) PDEF(name, E4, TOK, b, 32768, .pipe = KM_ATTN_PIPE_TMA, .tma_promo = promo)
@@ -1245,6 +1253,11 @@ static const km_case attn_cases[] = {
                 "instead of lane 0 alone (with the copies' byte count), in 4 slots (as tma4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "arr32", SUM_T32, arr32_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "arr32", SUM_T32, arr32_fp8_b64_32k, "kv_quant"),
+#define SUM_TNC "the same step with every lane arriving on its TMA slot's mbarrier through cp.async.mbarrier.arrive" \
+                ".noinc, no copy of its own (arrnc: 33 arrivals a phase), in the default's 3 slots"
+    CTX32K_ROW("fp8_e4m3_tokhead", 1, "arrnc", SUM_TNC, arrnc_fp8_b1_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 16, "arrnc", SUM_TNC, arrnc_fp8_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tokhead", 64, "arrnc", SUM_TNC, arrnc_fp8_b64_32k, "kv_quant"),
 #define SUM_PRO "the same step with the TMA maps' L2 promotion at N bytes (prN; pr0: none) instead of 128"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr256", SUM_PRO, pr256_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "pr64", SUM_PRO, pr64_fp8_b16_32k, "kv_quant"),
@@ -1329,6 +1342,8 @@ static const km_case attn_cases[] = {
      &quick_tma4s_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/arr32/quick", "kv_quant", SUM_T32, run_attn,
      &quick_arr32_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/arrnc/quick", "kv_quant", SUM_TNC, run_attn,
+     &quick_arrnc_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/mh/quick", T_GQA, SUM_MH, run_attn, &quick_mh_bf16, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/mh/quick", "kv_quant", SUM_MH, run_attn, &quick_mh_fp8,

@@ -468,8 +468,8 @@ static void test_tma_shape(void) {
   bad_pr[1].tma_promo = 512;
   bad_pr[2].tma_promo = 128, bad_pr[2].pipe = KM_ATTN_PIPE_REGISTERS;
   expect_refused(bad_pr, 3, "tma_promo", NULL, "tma_promo");
-  /* tma_scales: 0, 1 (the TMA pipeline with per-token-head scales and 4 slots) or 2 (the TMA pipeline, 4 slots,
-   * any scales) */
+  /* tma_scales: 0, 1 (the TMA pipeline with per-token-head scales and 4 slots), 2 (the TMA pipeline, 4 slots,
+   * any scales) or 3 (the TMA pipeline, 3 slots, any scales) */
   km_attn_shape ts = sh;
   ts.tma_scales = 1;
   KM_EXPECT(km_attn_shape_error(&ts) == NULL);
@@ -477,7 +477,7 @@ static void test_tma_shape(void) {
   KM_EXPECT(km_attn_shape_error(&ts) == NULL);
   km_attn_shape bts[5];
   for (int i = 0; i < 5; ++i) bts[i] = ts;
-  bts[0].tma_scales = 3;
+  bts[0].tma_scales = 4;
   bts[1].scale = KM_ATTN_SCALE_TENSOR;
   bts[2].tma_slots = 3;
   bts[3].pipe = KM_ATTN_PIPE_REGISTERS, bts[3].tma_slots = 0;
@@ -493,6 +493,18 @@ static void test_tma_shape(void) {
   bta[1].tma_slots = 6;
   bta[2].pipe = KM_ATTN_PIPE_REGISTERS, bta[2].tma_slots = 0;
   expect_refused(bta, 3, "tma_scales 2", NULL, "tma_scales");
+  km_attn_shape tn = sh;
+  tn.tma_scales = 3;
+  KM_EXPECT(km_attn_shape_error(&tn) == NULL);
+  KM_EXPECT(km_attn_tma_slots(&tn) == 3);
+  tn.scale = KM_ATTN_SCALE_TENSOR, tn.tma_slots = 3;
+  KM_EXPECT(km_attn_shape_error(&tn) == NULL);
+  km_attn_shape btn[4] = {tn, tn, tn, tn};
+  btn[0].tma_slots = 4;
+  btn[1].tma_slots = 6;
+  btn[2].pipe = KM_ATTN_PIPE_REGISTERS, btn[2].tma_slots = 0;
+  btn[3].tma_scales = -1;
+  expect_refused(btn, 4, "tma_scales", NULL, "tma_scales 3");
 }
 
 /* lazy_rescale: 0 or 1, at the same kernel shapes as l2_ahead, and not together with it. */

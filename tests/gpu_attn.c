@@ -517,6 +517,9 @@ int main(void) {
   /* every lane arriving on the slots' mbarriers (every TMA case: any scales) */
   for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
     run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 2});
+  /* every lane arriving through cp.async.mbarrier.arrive.noinc, no copy of its own (every TMA case, 3 slots) */
+  for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
+    run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_scales = 3});
   /* the maps' L2 promotion changes no value: a few TMA cases with each */
   static const int promos[] = {-1, 64, 256};
   for (size_t r = 0; r < sizeof promos / sizeof promos[0]; ++r)
