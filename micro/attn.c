@@ -988,6 +988,10 @@ PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
 PTMA(tma4_fp8_b64_32k, E4, TOK, 64, 32768, 4);
 PTMA(tma6_fp8_b64_32k, E4, TOK, 64, 32768, 6);
 PTMA(quick_tma4_fp8, E4, TOK, 4, 4096, 4);
+/* the same 4-slot ring for fp8 e5m2 per token-head and e4m3 per tensor (the 3-slot default was chosen on e4m3 per
+ * token-head rows alone) */
+PTMA(tma4_e5_b16_32k, E5, TOK, 16, 32768, 4);
+PTMA(tma4_fp8t_b16_32k, E4, TEN, 16, 32768, 4);
 /* ... and with the per-token scales copied into each tile's slot (counted on its mbarrier) instead of one register
  * load per lane (tma4s) */
 #define PTMS(name, b, c) PDEF(name, E4, TOK, b, c, .pipe = KM_ATTN_PIPE_TMA, .tma_scales = 1)
@@ -1244,6 +1248,8 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma6", SUM_TMA, tma6_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4", SUM_TMA, tma4_fp8_b64_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma6", SUM_TMA, tma6_fp8_b64_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e5m2_tokhead", 16, "tma4", SUM_TMA, tma4_e5_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e4m3_tensor", 16, "tma4", SUM_TMA, tma4_fp8t_b16_32k, "kv_quant"),
 #define SUM_TMS "the same step with each tile's per-token scales copied into its TMA slot (tma4s: one 4-byte cp.async " \
                 "per lane, counted on the slot's mbarrier) instead of one register load per lane, in 4 slots (as tma4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 1, "tma4s", SUM_TMS, tma4s_fp8_b1_32k, "kv_quant"),
