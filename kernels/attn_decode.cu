@@ -27,9 +27,9 @@ __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Param
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long w = blockIdx.x;
   const int r = (int)(w % p.rows), kvh = (int)(w / p.rows % p.kv_heads), seq = (int)(w / p.rows / p.kv_heads);
-  const int n = seq_chunk_count(p, seq);
+  const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
-  const int c0 = seq_first_chunk(p, seq);
+  const int c0 = __ldg(p.seq_chunk0 + seq);
   static_assert(PER <= KM_ATTN_MERGE_DIMS, "a lane's output dims in one running merge");
   km_attn_merge mg = km_attn_merge_start();
   for (int k0 = warp; k0 < n; k0 += COMBINE_WARPS * U) {
@@ -508,9 +508,6 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   p.ctx_lens = a->context_lens;
   p.sel = pl->sparse_pages > 0 ? a->selected : nullptr;
   km_split_chunks_bind(p, &pl->ch);
-  p.uni_chunks = pl->ch.uniform;
-  p.uni_first = pl->ch.uniform_first;
-  p.uni_tiles = pl->ch.uniform_tiles;
   p.out = a->out;
   p.heads = s->num_heads;
   p.kv_heads = s->num_kv_heads;

@@ -114,8 +114,8 @@ typedef struct km_attn_shape {
   int lazy_rescale;    /* 1: O is rescaled only in a step where some row's running maximum moved (the same values;
                           fewer instructions per tile); the same kernels as l2_ahead, and not with it; uniform
                           3-bit's and TurboQuant's default kernels rescale so anyway */
-  int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the default, KM_ATTN_TMA_SLOTS), 3, 4 or 6
-                          (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM so that the rings
+  int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the format's default: KM_ATTN_TMA_SLOTS 3,
+                          e5m2 4), 3, 4 or 6 (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM so that the rings
                           fit); 0 for the other pipelines */
   int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots (tma_slots 0 or 4): 1 copies each
                           tile's scales into its slot (one 4-byte cp.async per lane, counted on the slot's mbarrier)
@@ -138,10 +138,16 @@ typedef struct km_attn_shape {
  * at fp8 e4m3 per token-head b16 x 32K (277.9 / 264.3 us against 283.4 / 272.3; H200) and level or faster at b64
  * (1,072.1 / 1,005.1 against 1,074.2 / 1,041.8). */
 #define KM_ATTN_TMA_SLOTS 3
+/* fp8 e5m2's default ring: 4 slots. Its 3-slot kernel spills 16 bytes at the 128-register cap (e4m3's 4) and
+ * measured 320.3 us at b16 x 32K against 271.6 with 4 slots (H200, 7b1312f, same call; the recorded run of 832a6c7:
+ * 312.9 with 3, the one before it 273.4 with 4); e4m3 per tensor measured level (262.4 / 262.2). */
+#define KM_ATTN_TMA_SLOTS_E5M2 4
 /* The ring slots per warp of a TMA-pipeline shape's kernel: tma_scales 1 and 2 have 4, 3 has 3, whatever the
- * default. */
+ * default; else tma_slots, or the format's default. */
 static inline int km_attn_tma_slots(const km_attn_shape *s) {
-  return s->tma_scales == 3 ? 3 : s->tma_scales ? 4 : s->tma_slots ? s->tma_slots : KM_ATTN_TMA_SLOTS;
+  if (s->tma_scales) return s->tma_scales == 3 ? 3 : 4;
+  if (s->tma_slots) return s->tma_slots;
+  return s->kv == KM_ATTN_FP8_E5M2 ? KM_ATTN_TMA_SLOTS_E5M2 : KM_ATTN_TMA_SLOTS;
 }
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:

@@ -33,7 +33,6 @@
 #include "attn_merge.h"
 #include "bulk_copy.cuh"
 #include "count_in.cuh"
-#include "split_chunks.h"
 #include "tq3_sign.h"
 #include "u3_unpack.h"
 
@@ -52,7 +51,6 @@ struct Params {
   const float *k_scale, *v_scale;
   const int32_t *table, *ctx_lens, *sel;
   const int32_t *chunk_seq, *chunk_begin, *chunk_end, *seq_chunk0, *seq_chunks;
-  int uni_chunks, uni_first, uni_tiles;  // a uniform plan (km_split_chunks's uniform, or 0): chunks computed, not read
   uint16_t *out;
   float *part_o, *part_lse;
   int *arrive;    // CTA merge: per (sequence, KV head) the CTAs that have written their partial (zero between steps)
@@ -71,24 +69,6 @@ struct Params {
 struct TmaMaps {
   CUtensorMap k, v;
 };
-
-// A chunk's sequence and tile range [tb, te), and a sequence's chunk count and first chunk: computed where the
-// plan is uniform (every sequence the same tiles and chunks: no dependent load before the first tile's block-table
-// read, nor before the merge's count), else read from the plan's arrays.
-__device__ __forceinline__ void chunk_range(const Params &p, int chunk, int &seq, int &tb, int &te) {
-  if (p.uni_chunks) {
-    km_split_chunks_uniform_range(p.uni_chunks, p.uni_first, p.uni_tiles, chunk, &seq, &tb, &te);
-  } else {
-    seq = __ldg(p.chunk_seq + chunk);
-    tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
-  }
-}
-__device__ __forceinline__ int seq_chunk_count(const Params &p, int seq) {
-  return p.uni_chunks ? p.uni_chunks : __ldg(p.seq_chunks + seq);
-}
-__device__ __forceinline__ int seq_first_chunk(const Params &p, int seq) {
-  return p.uni_chunks ? seq * p.uni_chunks : __ldg(p.seq_chunk0 + seq);
-}
 
 // Stamps (decode_kernel's ST 1, km_attn_args.stamps; the slots are KM_ATTN_STAMP_*): lane 0 of each warp
 // writes when it reached each point. A point that waits for a value (the chunk's metadata, Q, the first
@@ -1000,7 +980,7 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
            make_float4(mg.acc[0] * inv, mg.acc[1] * inv, mg.acc[2] * inv, mg.acc[3] * inv));
     if (e == 0) __stcg(pl + r, km_attn_merge_lse(&mg));
   }
-  const int quads = seq_chunk_count(p, seq) / WARPS, q0 = seq_first_chunk(p, seq) / WARPS;
+  const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
   if (!last_to_arrive(p, seq, kvh, quads, counted)) return false;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) merge_to_output<D, U>(p, seq, kvh, i / D4, i % D4 * 4, q0, quads);
   return true;
@@ -1015,7 +995,7 @@ template <int D, int U = 16>
 __device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0, unsigned long long *counted) {
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = WARPS * rows * D4;
-  const int chunks = seq_chunk_count(p, seq), c0 = seq_first_chunk(p, seq);
+  const int chunks = __ldg(p.seq_chunks + seq), c0 = __ldg(p.seq_chunk0 + seq);
   if (!last_to_arrive(p, seq, kvh0, chunks, counted)) return false;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32)
     merge_to_output<D, U>(p, seq, kvh0 + i / (rows * D4), i / D4 % rows, i % D4 * 4, c0, chunks);
@@ -1068,8 +1048,8 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   // item = chunk x kv_heads + kvh, or with cta_merge CTA = quad x kv_heads + kvh and chunk = WARPS x quad + warp
   const int chunk = p.cta_merge == 1 ? WARPS * (int)(blockIdx.x / p.kv_heads) + warp : item / p.kv_heads;
   const int kvh = p.cta_merge == 1 ? (int)(blockIdx.x % p.kv_heads) : item % p.kv_heads;
-  int seq, tb, te;
-  chunk_range(p, chunk, seq, tb, te);
+  const int seq = __ldg(p.chunk_seq + chunk);
+  const int tb = __ldg(p.chunk_begin + chunk), te = __ldg(p.chunk_end + chunk);
   const int ctx = __ldg(p.ctx_lens + seq);
   const int q_first = ctx - p.q_len;  // position of query token 0
   if constexpr (ST) stamp_after(stamp, KM_ATTN_STAMP_METADATA, (uint32_t)(ctx ^ tb ^ te), lane);
@@ -1458,7 +1438,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   }
   // ---- finish: full row sums, then the output (one chunk) or the partial (normalised output, log2-sum-exp):
   // this item's slot of the workspace, or with cta_merge the warp's slot in shared memory
-  const bool direct = seq_chunk_count(p, seq) == 1;
+  const bool direct = __ldg(p.seq_chunks + seq) == 1;
   float *part_o = p.part_o + (size_t)item * p.rows * D, *part_lse = p.part_lse + (size_t)item * p.rows;
   if (p.cta_merge == 1) {
     if constexpr (PIPE != KM_ATTN_PIPE_REGISTERS) __syncthreads();  // the rings are done with the memory
@@ -1725,10 +1705,10 @@ Kern kernel_default_option(const km_attn_shape &s) {
 }
 
 // The TMA pipeline's kernel of fp8 format KV (head_dim 128, <= 8 rows, O^T accumulators) with s.tma_slots ring
-// slots per warp (0: KM_ATTN_TMA_SLOTS, 3), registers capped so that the CTAs the rings leave room for fit: 3
-// slots 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared memory per CTA); s.tma_scales 1
-// (4 slots): the per-token scales copied into the slots (67 KiB); s.tma_scales 2 (4 slots): every lane arrives;
-// s.tma_scales 3 (3 slots): every lane arrives through cp.async.mbarrier.arrive.noinc.
+// slots per warp (0: the format's default, km_attn_tma_slots: e4m3 3, e5m2 4), registers capped so that the CTAs
+// the rings leave room for fit: 3 slots 4 CTAs per SM, 4 slots 3, 6 slots 2 (about 49, 65 and 97 KiB of shared
+// memory per CTA); s.tma_scales 1 (4 slots): the per-token scales copied into the slots (67 KiB); s.tma_scales 2
+// (4 slots): every lane arrives; s.tma_scales 3 (3 slots): every lane arrives through cp.async.mbarrier.arrive.noinc.
 template <int KV>
 Kern kernel_tma(const km_attn_shape &s) {
   constexpr int P = KM_ATTN_PIPE_TMA;

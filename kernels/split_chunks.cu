@@ -35,12 +35,8 @@ static int make_chunks(km_split_chunks *c, int batch, const int32_t *first, cons
     return -1;
   }
   int k = 0;
-  const int f0 = first && batch ? first[0] : 0, n0 = batch ? tiles[0] : 0;
-  const int nc0 = batch ? chunks_of(tiles, chunk_tiles, counts, 0) : 0;
-  int uniform = batch > 0 && nc0 > 0 && (long long)n0 * nc0 < (1LL << 31);
   for (int b = 0; b < batch; ++b) {
     const int f = first ? first[b] : 0, n = tiles[b], nc = chunks_of(tiles, chunk_tiles, counts, b);
-    uniform = uniform && f == f0 && n == n0 && nc == nc0;
     c->seq_chunk0[b] = k;
     c->seq_chunks[b] = nc;
     if (nc > 1) c->split = 1;
@@ -50,7 +46,6 @@ static int make_chunks(km_split_chunks *c, int batch, const int32_t *first, cons
       c->chunk_end[k] = f + (int)((long long)n * (j + 1) / nc);
     }
   }
-  if (uniform) c->uniform = nc0, c->uniform_first = f0, c->uniform_tiles = n0;
   return 0;
 }
 

@@ -16,11 +16,6 @@ extern "C" {
 typedef struct km_split_chunks {
   int batch, num_chunks;
   int split; /* 1 if any sequence has more than one chunk */
-  /* every sequence has the same first tile, tile count and chunk count (and tiles x chunks < 2^31): its
-   * chunks per sequence, else 0; then chunk k is km_split_chunks_uniform_range(uniform, uniform_first,
-   * uniform_tiles, k), which a kernel can compute instead of reading the arrays (one dependent load less
-   * before the first tile's block-table read) */
-  int uniform, uniform_first, uniform_tiles;
   /* host arrays (malloc'ed): per chunk its sequence and tile range [begin, end); per sequence its first
    * chunk and chunk count */
   int32_t *chunk_seq, *chunk_begin, *chunk_end;
@@ -28,22 +23,6 @@ typedef struct km_split_chunks {
   int32_t *d_arrays; /* the five on the device, in that order (km_split_chunks_upload) */
   size_t d_bytes;
 } km_split_chunks;
-
-#if defined(__CUDACC__)
-#define KM_SPLIT_HD __host__ __device__
-#else
-#define KM_SPLIT_HD
-#endif
-/* Chunk k of a uniform list (nc chunks of each sequence's tiles [first, first + tiles), tiles x nc < 2^31):
- * its sequence and tile range, the arithmetic of km_split_chunks_make (chunk j of a sequence covers
- * [tiles j / nc, tiles (j + 1) / nc) past first). */
-static inline KM_SPLIT_HD void km_split_chunks_uniform_range(int nc, int first, int tiles, int k, int *seq, int *begin,
-                                                              int *end) {
-  const int b = k / nc, j = k - b * nc;
-  *seq = b;
-  *begin = first + (int)((unsigned)(tiles * j) / (unsigned)nc);
-  *end = first + (int)((unsigned)(tiles * (j + 1)) / (unsigned)nc);
-}
 
 /* Chunks of chunk_tiles (>= 1) tiles at most over sequences of tiles[b] tiles. */
 long long km_split_chunks_count(int batch, const int32_t *tiles, int chunk_tiles);

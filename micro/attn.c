@@ -978,7 +978,7 @@ PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
 PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
 /* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
- * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3) slots per warp: here with 4 slots (the default
+ * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3; e5m2 4) slots per warp: here with 4 slots (the default
  * until 5206b20) or 6 (registers capped for 3 or 2 CTAs per SM instead of 4), and the register pipeline's kernel that
  * was the default before the TMA pipeline (the listed variant O^T depth 1 with one scale load per lane: ot1s; per
  * tensor ot1) */
@@ -988,9 +988,9 @@ PTMA(tma6_fp8_b16_32k, E4, TOK, 16, 32768, 6);
 PTMA(tma4_fp8_b64_32k, E4, TOK, 64, 32768, 4);
 PTMA(tma6_fp8_b64_32k, E4, TOK, 64, 32768, 6);
 PTMA(quick_tma4_fp8, E4, TOK, 4, 4096, 4);
-/* the same 4-slot ring for fp8 e5m2 per token-head and e4m3 per tensor (the 3-slot default was chosen on e4m3 per
- * token-head rows alone) */
-PTMA(tma4_e5_b16_32k, E5, TOK, 16, 32768, 4);
+/* the other ring beside each format's default where it was not chosen on its own rows: fp8 e5m2 per token-head with
+ * 3 slots (its default is 4: KM_ATTN_TMA_SLOTS_E5M2) and e4m3 per tensor with 4 */
+PTMA(tma3_e5_b16_32k, E5, TOK, 16, 32768, 3);
 PTMA(tma4_fp8t_b16_32k, E4, TEN, 16, 32768, 4);
 /* ... and with the per-token scales copied into each tile's slot (counted on its mbarrier) instead of one register
  * load per lane (tma4s) */
@@ -1243,12 +1243,12 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
 #define SUM_TMA "the same step with another ring of the TMA pipeline (tmaN: N slots per warp, N - 1 tiles ahead, " \
-                "registers capped for 3 CTAs per SM at 4 slots, 2 at 6; the default has 3, 4 CTAs)"
+                "registers capped for 3 CTAs per SM at 4 slots, 2 at 6; the default has 3, 4 CTAs; e5m2's 4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma6", SUM_TMA, tma6_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma4", SUM_TMA, tma4_fp8_b64_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "tma6", SUM_TMA, tma6_fp8_b64_32k, "kv_quant"),
-    CTX32K_ROW("fp8_e5m2_tokhead", 16, "tma4", SUM_TMA, tma4_e5_b16_32k, "kv_quant"),
+    CTX32K_ROW("fp8_e5m2_tokhead", 16, "tma3", SUM_TMA, tma3_e5_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "tma4", SUM_TMA, tma4_fp8t_b16_32k, "kv_quant"),
 #define SUM_TMS "the same step with each tile's per-token scales copied into its TMA slot (tma4s: one 4-byte cp.async " \
                 "per lane, counted on the slot's mbarrier) instead of one register load per lane, in 4 slots (as tma4)"

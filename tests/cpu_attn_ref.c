@@ -150,7 +150,6 @@ static void check_plan(const km_attn_shape *sh, int batch, const int32_t *ctx, i
     tiles += last - first;
   }
   KM_EXPECT(p.split == split);
-  check_uniform_chunks(&p.ch);
   int longest = 0; /* the plan's chunk length is its longest chunk's */
   for (int c = 0; c < p.ch.num_chunks; ++c)
     longest = p.ch.chunk_end[c] - p.ch.chunk_begin[c] > longest ? p.ch.chunk_end[c] - p.ch.chunk_begin[c] : longest;
@@ -241,29 +240,10 @@ static void test_planner(void) {
   KM_EXPECT(km_attn_plan_make(&p, &sh, 256, big, 256, 0, 0, 1024, err, sizeof err) == 0); /* 2 full waves */
   KM_EXPECT(p.split == 0 && p.num_chunks == 256);
   km_attn_plan_free(&p);
-  /* batch 1 x 32K: split until the items fill the resident warps; one sequence is a uniform plan */
+  /* batch 1 x 32K: split until the items fill the resident warps */
   KM_EXPECT(km_attn_plan_make(&p, &sh, 1, one, 2048, 0, 0, 1584, err, sizeof err) == 0);
   KM_EXPECT(p.split == 1 && (long long)p.num_chunks * 8 >= 1584 / 2 && (long long)p.num_chunks * 8 <= 2 * 1584);
-  KM_EXPECT(p.ch.uniform == p.num_chunks && p.ch.uniform_first == 0 && p.ch.uniform_tiles == 2048);
   km_attn_plan_free(&p);
-  /* uniform and not: equal contexts (with a window: every sequence from the same first tile), and one that differs */
-  int32_t same[6] = {5000, 5000, 5000, 5000, 5000, 5000};
-  check_plan(&sh, 6, same, 0, 0, 1584);
-  KM_EXPECT(km_attn_plan_make(&p, &sh, 6, same, 400, 0, 0, 1584, err, sizeof err) == 0);
-  KM_EXPECT(p.ch.uniform > 0);
-  km_attn_plan_free(&p);
-  same[5] = 4000; /* 250 tiles against 313 (5000 and 4999 tokens would both be 313: uniform) */
-  check_plan(&sh, 6, same, 0, 0, 1584);
-  KM_EXPECT(km_attn_plan_make(&p, &sh, 6, same, 400, 0, 0, 1584, err, sizeof err) == 0);
-  KM_EXPECT(p.ch.uniform == 0);
-  km_attn_plan_free(&p);
-  sh.window = 1024;
-  const int32_t wsame[3] = {9000, 9000, 9000};
-  check_plan(&sh, 3, wsame, 0, 0, 1584);
-  KM_EXPECT(km_attn_plan_make(&p, &sh, 3, wsame, 600, 0, 0, 1584, err, sizeof err) == 0);
-  KM_EXPECT(p.ch.uniform > 0 && p.ch.uniform_first > 0);
-  km_attn_plan_free(&p);
-  sh.window = 0;
   sh.window = 4096;
   const int32_t w[2] = {131072, 100};
   check_plan(&sh, 2, w, 0, 0, 1584);
@@ -455,6 +435,17 @@ static void test_tma_shape(void) {
       }
   km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_FP8_E4M3, KM_ATTN_SCALE_TOKEN_HEAD};
   sh.pipe = KM_ATTN_PIPE_TMA;
+  /* the ring each shape runs: the format's default (e4m3 3 slots, e5m2 4), else tma_slots; tma_scales' own */
+  km_attn_shape rs = sh;
+  KM_EXPECT(km_attn_tma_slots(&rs) == KM_ATTN_TMA_SLOTS && KM_ATTN_TMA_SLOTS == 3);
+  rs.kv = KM_ATTN_FP8_E5M2;
+  KM_EXPECT(km_attn_tma_slots(&rs) == KM_ATTN_TMA_SLOTS_E5M2 && KM_ATTN_TMA_SLOTS_E5M2 == 4);
+  rs.tma_slots = 3;
+  KM_EXPECT(km_attn_tma_slots(&rs) == 3);
+  rs.tma_slots = 0, rs.tma_scales = 3;
+  KM_EXPECT(km_attn_tma_slots(&rs) == 3);
+  rs.kv = KM_ATTN_FP8_E4M3, rs.tma_scales = 2;
+  KM_EXPECT(km_attn_tma_slots(&rs) == 4);
   km_attn_shape bad[9];
   for (int i = 0; i < 9; ++i) bad[i] = sh;
   bad[0].kv = KM_ATTN_BF16, bad[0].scale = KM_ATTN_SCALE_TENSOR;

@@ -504,7 +504,7 @@ int main(void) {
       {"tma: context 1", 32, 8, 128, 16, 1, 0, E4, TOK, 1, c1, 0, 0},
       {"tma: merge, fp8 e4m3 per token-head", 32, 8, 128, 16, 1, 0, E4, TOK, 3, c_tm, 0, 2, 1},
   };
-  static const int tma_rings[] = {0, 4, 6}; /* 0: the default (KM_ATTN_TMA_SLOTS, 3) */
+  static const int tma_rings[] = {0, 3, 4, 6}; /* 0: the format's default (KM_ATTN_TMA_SLOTS 3, e5m2 4) */
   for (size_t r = 0; r < sizeof tma_rings / sizeof tma_rings[0]; ++r)
     for (size_t i = 0; i < sizeof tma_cases / sizeof tma_cases[0]; ++i)
       run_case_with(&tma_cases[i], 0, KM_ATTN_PIPE_TMA, (variant){.tma_slots = tma_rings[r]});
