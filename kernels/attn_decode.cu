@@ -6,10 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
-
 #include "attn_decode.h"
 #include "attn_decode_kernel.cuh"
+#include "tensor_map_encode.h"
 
 using namespace km_attn_detail;
 
@@ -450,16 +449,9 @@ extern "C" double km_attn_partial_bytes(const km_attn_plan *p) {
 // bytes, a box of 16 rows of one head, stored with the 128-byte swizzle, promoted to L2 in 128-byte lines, a row
 // each (the shape's tma_promo: 64 or 256 bytes, or none). 256 was the default until 961c824's rows (H200) measured
 // 128 faster: fp8 b64 x 32K 1,065.0 against 1,084.7 us, b16 x 32K 281.5 against 283.4 (reports/attn-notes.md). The
-// driver's encoder comes through the runtime's entry-point lookup (no link against the driver library).
+// driver's encoder comes through the runtime's entry-point lookup (kernels/tensor_map_encode.h).
 static cudaError_t tma_maps(TmaMaps *m, const km_attn_args *a, const km_attn_shape *s) {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      fn = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = km_tensor_map_encoder();
   const long long rows = a->cache_blocks * s->block_size;
   if (!encode) return cudaErrorNotSupported;
   if (a->cache_blocks < 1 || rows > INT32_MAX) return cudaErrorInvalidValue;
