@@ -115,8 +115,8 @@ typedef struct km_attn_shape {
                           fewer instructions per tile); the same kernels as l2_ahead, and not with it; uniform
                           3-bit's and TurboQuant's default kernels rescale so anyway */
   int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the format's default: KM_ATTN_TMA_SLOTS 3,
-                          e5m2 4), 3, 4 or 6 (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM so that the rings
-                          fit); 0 for the other pipelines */
+                          e5m2 4), 3, 4 or 6 (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM
+                          so that the rings fit); 0 for the other pipelines */
   int tma_scales;      /* KM_ATTN_PIPE_TMA with per-token-head scales, 4 slots (tma_slots 0 or 4): 1 copies each
                           tile's scales into its slot (one 4-byte cp.async per lane, counted on the slot's mbarrier)
                           instead of one register load per lane; 2 (the TMA pipeline, 4 slots) keeps the register
