@@ -89,9 +89,10 @@ Kern kernel_for_format(const km_attn_shape &s, int mt) {
 int rows_of(const km_attn_shape *s) { return s->q_len * (s->num_heads / s->num_kv_heads); }
 int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s) + 15) / 16; }
 
-// The step's kernel: the format's, or with stamps or a wider merge one of bf16's other instantiations.
+// The step's kernel: the format's, or with stamps, a wider merge or work stealing one of bf16's other
+// instantiations.
 Kern decode_for(const km_attn_shape *s, bool stamps = false) {
-  if (stamps || s->merge_inflight == 32) return kernel_bf16_extra(*s, mtiles_of(s), stamps);
+  if (stamps || s->merge_inflight == 32 || s->steal) return kernel_bf16_extra(*s, mtiles_of(s), stamps);
   return kernel_for_format(*s, mtiles_of(s));
 }
 
@@ -239,6 +240,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->merge_inflight == 32 && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine))
     return "merge_inflight 32: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, "
            "combine 0";
+  if (s->steal != 0 && s->steal != 8 && s->steal != 16) return "steal must be 0, 8 or 16";
+  if (s->steal && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine || s->merge_heads || s->merge_inflight == 32))
+    return "steal: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, combine 0, "
+           "merge_heads 0, merge_inflight 0 or 16";
   if (s->merge_heads != 0 && s->merge_heads != 1) return "merge_heads must be 0 or 1";
   if (s->merge_heads && (s->num_kv_heads % WARPS != 0 || s->combine || s->merge_inflight == 32))
     return "merge_heads 1: num_kv_heads a multiple of 4, combine 0, merge_inflight 0 or 16";

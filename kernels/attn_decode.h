@@ -131,6 +131,11 @@ typedef struct km_attn_shape {
                           combine 0, merge_inflight 0 or 16; 0: the planner's choice (cta_merge 1 or the pass) */
   int tma_promo;       /* KM_ATTN_PIPE_TMA: the tensor maps' L2 promotion, 0 (the default: 128-byte lines), 64, 128 or
                           256 bytes, or -1 for none; 0 for the other pipelines */
+  int steal;           /* 0, 8 or 16: with a plan whose CTAs merge in the kernel (cta_merge 1: four chunks of one
+                          (sequence, KV head) per CTA), the last `steal` tiles of each warp's chunk may be computed by
+                          any warp of its CTA, claimed tile by tile in shared memory, so that a CTA's faster warps
+                          take over its slower warps' last tiles (bf16, head_dim 128, <= 8 rows, register pipeline,
+                          no variant, combine 0, merge_heads 0, merge_inflight 0 or 16; other plans run without) */
 } km_attn_shape;
 
 /* The TMA pipeline's default ring: 3 slots, 2 tiles ahead per warp, 16 warps per SM (4 CTAs, registers capped at

@@ -9,6 +9,10 @@ km_attn_detail::Kern km_attn_detail::kernels_bf16(const km_attn_shape &s, int mt
 km_attn_detail::Kern km_attn_detail::kernel_bf16_extra(const km_attn_shape &s, int mt, bool stamps) {
   if (!bf16_default_shape(s, mt)) return Kern{nullptr, 0};
   constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
+  if (s.steal == 8 || s.steal == 16)
+    return stamps ? Kern{nullptr, 0}
+           : s.steal == 8 ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 16, 0, 0, 0, 8>()
+                          : kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 16, 0, 0, 0, 16>();
   if (s.merge_inflight == 32)
     return stamps ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 1, 32>()
                   : kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 32>();

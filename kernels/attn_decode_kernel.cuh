@@ -1002,6 +1002,38 @@ __device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0, 
   return true;
 }
 
+// Work stealing inside a CTA (decode_kernel's WS > 0, plans with cta_merge 1, whose CTA is four chunks of one
+// (sequence, KV head)): the last WS tiles of each warp's chunk, its tail, may be computed by any warp of the CTA,
+// each tile claimed once through a flag in shared memory. The owner claims its tail front to back, each tile before
+// the pipeline issues its loads, and its chunk ends at the first tile it finds taken; a warp done with its own chunk
+// walks the other warps' tails back to front, until a tile it finds taken. So a tail is split into the owner's
+// prefix and one thief's suffix (a second thief stops at the first thief's first tile), every tile is computed
+// exactly once, and the CTA's four partials merge as before (the online softmax is order-free; a warp left without a
+// tile has an empty partial, which the merge skips). Warps that run slower than their CTA's others leave tiles for
+// the faster ones instead of ending the CTA late.
+template <int WS>
+struct Steal {
+  static_assert(WS >= 0 && WS <= 32, "a warp's tail: at most 32 tiles (one flag per lane)");
+  int *flag = nullptr;  // this CTA's WARPS x WS flags, 0 while the tile is free; nullptr: no stealing (the plan)
+  int warp = 0, lane = 0, end = 0;  // this warp, its lane, and its chunk's end (its tail: end - WS .. end - 1)
+
+  __device__ __forceinline__ void init(int *f, int w, int l, int te) {
+    flag = f, warp = w, lane = l, end = te;
+    if (lane < WS) flag[warp * WS + lane] = 0;
+    __syncthreads();  // every flag is free before any warp claims
+  }
+  // Flag k of warp w's tail, for the whole warp: true when this warp took it.
+  __device__ __forceinline__ bool claim(int w, int k, int l) const {
+    int got = 0;
+    if (l == 0) got = atomicExch(flag + w * WS + k, 1) == 0;
+    return __shfl_sync(0xffffffffu, got, 0);
+  }
+  // The owner's tile i, before its loads: a tile of the tail that another warp has taken ends the chunk there.
+  __device__ __forceinline__ void own(Item &it, int i) const {
+    if (flag && i < it.te && i >= end - WS && !claim(warp, i - (end - WS), lane)) it.te = i;
+  }
+};
+
 // TT: tiles per softmax step (1; 2 for the paired-tile rows: one max/sum reduction and one O rescale per
 // 32 tokens).
 // OT: 1 accumulates O^T = V^T P^T (A = V^T, m16 = 16 output dims; B = P^T, n8 = the <= 8 query rows), for
@@ -1022,8 +1054,10 @@ __device__ __forceinline__ bool heads_merge(const Params &p, int seq, int kvh0, 
 // LZ: 1 skips the rescale of O in a step where no row's running maximum moved (the same values).
 // TS: the TMA pipeline only, 1 copies per-token scales into the tile's slot, 2 has every lane arrive on the slot's
 // mbarrier (TmaSource's SC).
+// WS: 0, or the tiles at the end of each warp's chunk that the other warps of its CTA may take (the shape's steal;
+// plans with cta_merge 1 only, where a CTA's four warps are four chunks of one (sequence, KV head)): see Steal.
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p, const __grid_constant__ TmaMaps maps) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -1338,18 +1372,42 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
 #pragma unroll
     for (int k = 0; k < CNT; ++k) src.after_pv(it, i + k, u + k);
   };
+  // ---- WS: the tail of the warp's chunk is claimed tile by tile before its loads are issued (Steal)
+  static_assert(!WS || (TT == 1 && ST == 0), "work stealing: one tile per step, not stamped");
+  [[maybe_unused]] Steal<WS> steal{};
+  if constexpr (WS > 0) {
+    __shared__ int s_claim[WS > 0 ? WARPS * WS : 1];
+    if (p.cta_merge == 1) {  // the grid's plan: uniform over the CTA (no warp of it has returned)
+      steal.init(s_claim, warp, lane, te);
+      for (int u = 0; u < N && tb + u < it.te; ++u) steal.own(it, tb + u);
+    }
+  }
   src.start(it);
-  for (int i0 = tb; i0 < te; i0 += N) {
+  for (int i0 = tb; i0 < it.te; i0 += N) {
 #pragma unroll
     for (int u = 0; u < N; u += TT) {
       const int i = i0 + u;
-      if (i >= te) break;
+      if (i >= it.te) break;
+      if constexpr (WS > 0) steal.own(it, i + N);  // the tile after_s would load next
       if (TT == 2 && i + 1 < te)
         step(std::integral_constant<int, 2>{}, u, i);
       else
         step(std::integral_constant<int, 1>{}, u, i);
       if constexpr (ST)
         if (i == tb) stamp_after(stamp, KM_ATTN_STAMP_FIRST_TILE, __float_as_uint(o[0][0][0]), lane);
+    }
+  }
+  if constexpr (WS > 0) {
+    // the warp's own tiles are done: take the other warps' free tail tiles, from each tail's end, one at a time
+    // (each restarts the pipeline on its one tile)
+    for (int v = 1; v < WARPS && steal.flag; ++v) {
+      const int w = (warp + v) % WARPS, vc = chunk - warp + w;
+      const int ve = __ldg(p.chunk_end + vc), lo = max(__ldg(p.chunk_begin + vc), ve - WS);
+      for (int t = ve - 1; t >= lo && steal.claim(w, t - (ve - WS), lane); --t) {
+        it.tb = t, it.te = t + 1;
+        src.start(it);
+        step(std::integral_constant<int, 1>{}, 0, t);
+      }
     }
   }
   src.finish();
@@ -1559,11 +1617,11 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
-  const void *fn =
-      reinterpret_cast<const void *>(&decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS>);
+  const void *fn = reinterpret_cast<const void *>(
+      &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   constexpr int smem = ring_smem<T, PIPE, PFO, TS>();
   if constexpr (PIPE == KM_ATTN_PIPE_TMA) {

@@ -60,6 +60,7 @@ typedef struct attn_params {
   int tma_scales;     /* 1: the TMA pipeline copies each tile's per-token scales into its slot */
   int merge_heads;    /* 1: merged in the kernel by the last CTA of each four KV heads (CTAs of one chunk) */
   int tma_promo;      /* the TMA maps' L2 promotion in bytes (0: the default, 128; -1: none) */
+  int steal;          /* 8 or 16: the last tiles of each warp's chunk may be taken by the other warps of its CTA */
 } attn_params;
 
 enum {
@@ -194,6 +195,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.tma_scales = p->tma_scales;
   r->sh.merge_heads = p->merge_heads;
   r->sh.tma_promo = p->tma_promo;
+  r->sh.steal = p->steal;
   r->batch = p->batch;
 }
 
@@ -794,6 +796,9 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
+  if (p->steal)
+    snprintf(variant, sizeof variant, ", the last %d tiles of each warp's chunk taken by whichever warp of its CTA "
+             "gets there first%s", p->steal, r->plan.cta_merge == 1 ? "" : " (not in this plan: no CTA merge)");
   if (km_attn_tile_pipe(&r->sh) == KM_ATTN_PIPE_TMA)
     snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s%s", km_attn_tma_slots(&r->sh),
              p->tma_scales == 1 ? ", scales copied into the slots" : p->tma_scales == 2 ? ", every lane arrives"
@@ -977,6 +982,15 @@ PLZ(lz_bf16_b16_32k, BF, TEN, 16);
 PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
 PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
+/* bf16's default kernel with the tails of a CTA's four chunks shared among its warps (steal): the work evened out
+ * at run time between the warps of each CTA */
+#define PWS(name, b, c, n) PDEF(name, BF, TEN, b, c, .steal = n)
+PWS(steal8_bf16_b16_32k, 16, 32768, 8);
+PWS(steal16_bf16_b16_32k, 16, 32768, 16);
+PWS(steal16_bf16_b4_128k, 4, 131072, 16);
+PWS(steal16_bf16_b64_16k, 64, 16384, 16);
+PWS(steal8_bf16_b1_32k, 1, 32768, 8);
+PWS(quick_steal16_bf16, 4, 4096, 16);
 /* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
  * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3; e5m2 4) slots per warp: here with 4 slots (the default
  * until 5206b20) or 6 (registers capped for 3 or 2 CTAs per SM instead of 4), and the register pipeline's kernel that
@@ -1242,6 +1256,13 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("bf16", 16, "lz", SUM_LZ, lz_bf16_b16_32k, T_GQA),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
+#define SUM_WS "the same step with the last N tiles of each warp's chunk (stealN) free for any warp of its CTA, " \
+               "claimed tile by tile, so that a CTA's faster warps take its slower warps' last tiles"
+    BF16_ROW(16, 32k, "steal8", SUM_WS, steal8_bf16_b16_32k),
+    BF16_ROW(16, 32k, "steal16", SUM_WS, steal16_bf16_b16_32k),
+    BF16_ROW(4, 128k, "steal16", SUM_WS, steal16_bf16_b4_128k),
+    BF16_ROW(64, 16k, "steal16", SUM_WS, steal16_bf16_b64_16k),
+    BF16_ROW(1, 32k, "steal8", SUM_WS, steal8_bf16_b1_32k),
 #define SUM_TMA "the same step with another ring of the TMA pipeline (tmaN: N slots per warp, N - 1 tiles ahead, " \
                 "registers capped for 3 CTAs per SM at 4 slots, 2 at 6; the default has 3, 4 CTAs; e5m2's 4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
@@ -1352,6 +1373,8 @@ static const km_case attn_cases[] = {
      &quick_arrnc_fp8, KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/mh/quick", T_GQA, SUM_MH, run_attn, &quick_mh_bf16, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/steal16/quick", T_GQA, SUM_WS, run_attn, &quick_steal16_bf16,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/mh/quick", "kv_quant", SUM_MH, run_attn, &quick_mh_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,

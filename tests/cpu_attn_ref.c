@@ -345,6 +345,46 @@ static void expect_refused(const km_attn_shape *bad, int n, const char *word, co
   }
 }
 
+/* steal: 0, 8 or 16, for bf16's default kernel shape only (head_dim 128, <= 8 rows, register pipeline, no variant),
+ * with the merge in the kernel left on (combine 0, merge_heads 0) and merge_inflight 0 or 16; the plan is the one the
+ * shape gets without it (the kernel steals only where that plan merges in CTAs). */
+static void test_steal_shape(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  for (int n = 8; n <= 16; n += 8) {
+    sh.steal = n;
+    KM_EXPECT_MSG(km_attn_shape_error(&sh) == NULL, "steal %d: %s", n, km_attn_shape_error(&sh));
+    sh.q_len = 2; /* 8 rows */
+    KM_EXPECT(km_attn_shape_error(&sh) == NULL);
+    sh.q_len = 1;
+  }
+  km_attn_shape bad[11];
+  for (int i = 0; i < 11; ++i) bad[i] = sh, bad[i].steal = 16;
+  bad[0].steal = 4;
+  bad[1].steal = 32;
+  bad[2].kv = KM_ATTN_FP8_E4M3;
+  bad[3].head_dim = 64;
+  bad[4].num_kv_heads = 2; /* 16 rows */
+  bad[5].pipe = KM_ATTN_PIPE_SMEM_RING;
+  bad[6].prefetch = 1, bad[6].otrans = 1;
+  bad[7].combine = 1;
+  bad[8].merge_heads = 1;
+  bad[9].merge_inflight = 32;
+  bad[10].lazy_rescale = 1;
+  expect_refused(bad, 11, "steal", "lazy_rescale", "steal");
+  /* the plan does not depend on it */
+  static const int32_t ctx[] = {32768, 32768, 32768, 32768};
+  km_attn_plan p, q;
+  char err[256];
+  km_attn_shape plain = sh;
+  plain.steal = 0;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 4, ctx, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(km_attn_plan_make(&q, &plain, 4, ctx, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(p.num_chunks == q.num_chunks && p.chunk_tiles == q.chunk_tiles && p.cta_merge == q.cta_merge &&
+            p.cta_merge == 1);
+  km_attn_plan_free(&p);
+  km_attn_plan_free(&q);
+}
+
 /* merge_heads 1: the plain plan's chunks (no CTA quads), plan cta_merge 2 where it splits, one partial per chunk in
  * the workspace plus a count per (sequence, KV head); refused unless num_kv_heads is a multiple of 4, combine is 0
  * and merge_inflight is not 32. */
@@ -634,6 +674,7 @@ int main(void) {
   test_planner();
   test_cta_merge_plan();
   test_merge_inflight_shape();
+  test_steal_shape();
   test_merge_heads_plan();
   test_unmerged_plan_is_plain();
   test_scale_load_shape();

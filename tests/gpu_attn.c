@@ -45,10 +45,10 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel, the CTA merge's partials in
  * flight, the default kernel's L2 prefetch or lazy rescale, the TMA pipeline's ring slots and scales, the merge by
- * the last CTA of four KV heads (all 0: the default kernel) */
+ * the last CTA of four KV heads, the tiles a CTA's warps may take from each other (all 0: the default kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
-      tma_slots, tma_scales, merge_heads, tma_promo;
+      tma_slots, tma_scales, merge_heads, tma_promo, steal;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -63,7 +63,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
                       v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
-                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo};
+                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo, v.steal};
   if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
     static int said;
     if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
@@ -611,6 +611,23 @@ int main(void) {
                           {"merge 32: 10 CTA partials per KV head", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_w, 0, 8, 1}};
     for (size_t i = 0; i < sizeof wide / sizeof wide[0]; ++i)
       run_case_with(&wide[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){0, 0, 0, 0, 0, 0, 0, 0, 32});
+  }
+  /* work stealing among a CTA's warps (steal 8 and 16) in plans that merge in the kernel: tails longer than the
+   * chunks (every tile claimable), contexts that end inside tiles (the last tile's masking on a taken tile), a window
+   * with q_len 2, the planner's chunks, selected pages; and a plan without the CTA merge, which runs without */
+  {
+    static const int c_ws[] = {5000, 3001};
+    static const int c_ws1[] = {4096};
+    const tcase ws[] = {
+        {"steal: b1 x 4096 in chunks of 4 (every tile in a tail)", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_ws1, 0, 4, 1},
+        {"steal: contexts end inside tiles, chunks of 12", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_ws, 0, 12, 1},
+        {"steal: q_len 2, window 700", 8, 2, 128, 16, 2, 700, B, TEN, 2, c_ws, 0, 10, 1},
+        {"steal: the planner's chunks", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_ws, 0, 0, 0},
+        {"steal: 40 selected pages in chunks of 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_ws, 40, 2, 1},
+        {"steal: one long, many short (no CTA merge)", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 5, 0},
+    };
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; ++i)
+      for (int n = 8; n <= 16; n += 8) run_case_with(&ws[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.steal = n});
   }
   stamps_refused(c_st[0]);
   /* every case through both tile pipelines (the simple kernel checked once) */
