@@ -1,4 +1,4 @@
-// One warp's tensor-map copies through an mbarrier ring (see bulk_tensor_probe.h): the decode kernel's TmaSource
+// Warps' tensor-map copies, each through its own mbarrier ring (see bulk_tensor_probe.h): the decode kernel's TmaSource
 // protocol (lane 0 arrives with the box's byte count and issues the copy; the warp waits on the slot's phase; the
 // warp's generic reads of a slot are ordered before the next copy into it by fence.proxy.async), with nothing else.
 #include "bulk_tensor_probe.h"
@@ -14,16 +14,18 @@
 namespace {
 
 constexpr int kBoxBytes = KM_BULK_TENSOR_BOX_ROWS * KM_BULK_TENSOR_ROW_BYTES;  // 2 KiB, two swizzle atoms
-constexpr size_t kSmem = 1024 + (size_t)KM_BULK_TENSOR_MAX_SLOTS * (kBoxBytes + 8);
+// a CTA's rings (each warp's slots), then its mbarriers, after up to 1,008 bytes of padding to the swizzle's period
+constexpr size_t smem_bytes(int warps, int slots) { return 1024 + (size_t)warps * slots * (kBoxBytes + 8); }
 
-__global__ void __launch_bounds__(32) probe_kernel(const __grid_constant__ CUtensorMap map, int boxes, int slots,
-                                                    uint8_t *dst) {
+__global__ void __launch_bounds__(32 * KM_BULK_TENSOR_MAX_WARPS) probe_kernel(const __grid_constant__ CUtensorMap map,
+                                                                             int boxes, int slots, uint8_t *dst) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
   extern __shared__ __align__(16) char smem[];
   const uint32_t a = km_bulk::smem_addr(smem), pad = ((a + 1023u) & ~1023u) - a;  // the swizzle's 1,024-byte period
-  char *ring = smem + pad;
-  uint64_t *bar = reinterpret_cast<uint64_t *>(ring + (size_t)slots * kBoxBytes);
-  const int lane = threadIdx.x & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  char *ring = smem + pad + (size_t)warp * slots * kBoxBytes;
+  uint64_t *bar = reinterpret_cast<uint64_t *>(smem + pad + (size_t)warps * slots * kBoxBytes) + warp * slots;
+  dst += ((size_t)blockIdx.x * warps + warp) * boxes * kBoxBytes;
   if (lane == 0) {
     for (int u = 0; u < slots; ++u) km_bulk::bar_init(bar + u, 1);
     km_bulk::bar_init_fence();
@@ -57,10 +59,11 @@ __global__ void __launch_bounds__(32) probe_kernel(const __grid_constant__ CUten
 
 }  // namespace
 
-extern "C" cudaError_t km_bulk_tensor_probe(const uint8_t *src, int rows, int slots, uint8_t *dst,
+extern "C" cudaError_t km_bulk_tensor_probe(const uint8_t *src, int rows, int slots, int ctas, int warps, uint8_t *dst,
                                             cudaStream_t stream) {
   if (!src || !dst || rows < KM_BULK_TENSOR_BOX_ROWS || rows % KM_BULK_TENSOR_BOX_ROWS || slots < 1 ||
-      slots > KM_BULK_TENSOR_MAX_SLOTS)
+      slots > KM_BULK_TENSOR_MAX_SLOTS || ctas < 1 || ctas > KM_BULK_TENSOR_MAX_CTAS || warps < 1 ||
+      warps > KM_BULK_TENSOR_MAX_WARPS)
     return cudaErrorInvalidValue;
   km_kernel_image img;
   cudaError_t e = km_kernel_image_query(reinterpret_cast<const void *>(probe_kernel), &img);
@@ -78,9 +81,10 @@ extern "C" cudaError_t km_bulk_tensor_probe(const uint8_t *src, int rows, int sl
              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
     return cudaErrorInvalidValue;
-  e = cudaFuncSetAttribute(probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmem);
+  const size_t smem = smem_bytes(warps, slots);
+  e = cudaFuncSetAttribute(probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e != cudaSuccess) return e;
   const int boxes = rows / KM_BULK_TENSOR_BOX_ROWS;
-  probe_kernel<<<1, 32, kSmem, stream>>>(map, boxes, slots, dst);
+  probe_kernel<<<ctas, 32 * warps, smem, stream>>>(map, boxes, slots, dst);
   return cudaGetLastError();
 }
