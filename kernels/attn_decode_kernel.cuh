@@ -852,10 +852,9 @@ struct TmaSource {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     const uint32_t parity = (uint32_t)((i - it.tb) / N) & 1u;  // tile i's bytes (SC 1: and scales) have landed
     // a phase that never completes (a wrong arrival or byte count) traps after 2^20 polls instead of hanging.
-    // synccheck: the SC 1 kernel (33 arrivals a phase, 32 of them cp.async's) passes (H200, 72429fb); the SC 0
-    // kernel (lane 0's arrival and the copies' bytes) fails its launch after "Detected overflow of tracked
-    // cuda::barrier structures" with this loop as with bar_wait's (f21d2b1, 44c4b22); memcheck, racecheck and
-    // initcheck pass both
+    // synccheck: every variant passes with --num-cuda-barriers 1024 (H200, 3fdda59; scripts/sanitize-gpu.sh's
+    // default); with the tool's own count, or 16 to 256, SC 0, 2 and 3 fail the launch after "Detected overflow of
+    // tracked cuda::barrier structures", the tool's capacity, not the protocol
     km_bulk::bar_wait_or_trap(bar + u, parity, 1u << 20);
 #endif
   }
@@ -890,8 +889,7 @@ struct TmaSource {
   }
   __device__ __forceinline__ void after_pv(Item &, int, int) {}
   // every copy issued was waited for: once every lane is past its last wait, lane 0 invalidates the warp's mbarriers
-  // (PTX asks it before their memory serves anything else; synccheck's failure on the default kernel, which never
-  // invalidated them, is not explained: reports/attn-notes.md)
+  // (PTX asks it before their memory serves anything else)
   __device__ __forceinline__ void finish() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= KM_BULK_MIN_ARCH * 10
     __syncwarp();
