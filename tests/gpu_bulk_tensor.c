@@ -59,6 +59,35 @@ static void test_probe(int rows, int slots, int ctas, int warps, uint64_t seed, 
   free(src), free(got);
 }
 
+/* Every ring depth over one box to 256 in one warp, CTAs of four warps in grids up to the decode kernel's, and the
+ * bad arguments. */
+static void test_all(int *ran) {
+  static const int rows[] = {BOX, 3 * BOX, 256 * BOX};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
+    for (int slots = 1; slots <= KM_BULK_TENSOR_MAX_SLOTS; ++slots)
+      test_probe(rows[i], slots, 1, 1, 0x9e3779b97f4a7c15ull * (i + 1) + (uint64_t)slots, ran);
+  /* four warps of one CTA, each with its ring, and grids of such CTAs (the decode kernel's TMA step at b16 x 32K
+   * runs 256 of them, 4 per SM; 528 fill 132 SMs 4 deep) */
+  static const int grids[] = {1, 2, 264, 528};
+  for (size_t i = 0; i < sizeof grids / sizeof grids[0]; ++i)
+    for (int slots = 3; slots <= KM_BULK_TENSOR_MAX_SLOTS; ++slots)
+      test_probe(4 * BOX, slots, grids[i], KM_BULK_TENSOR_MAX_WARPS, 0x51af7c3d2e9b8a61ull * (i + 1) + (uint64_t)slots,
+                 ran);
+  /* bad arguments: refused before anything runs */
+  uint8_t *d = km_test_dev_filled(4 * BOX * ROW, 0);
+  KM_EXPECT(d != NULL);
+  KM_EXPECT(km_bulk_tensor_probe(d, 0, 1, 1, 1, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(d, BOX + 1, 1, 1, 1, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 0, 1, 1, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(d, BOX, KM_BULK_TENSOR_MAX_SLOTS + 1, 1, 1, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(NULL, BOX, 1, 1, 1, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, 0, 1, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, 1, 0, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, 1, KM_BULK_TENSOR_MAX_WARPS + 1, d, 0) == cudaErrorInvalidValue);
+  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, KM_BULK_TENSOR_MAX_CTAS + 1, 1, d, 0) == cudaErrorInvalidValue);
+  cudaFree(d);
+}
+
 int main(int argc, char **argv) {
   int one_ctas = 0, one_warps = 0;
   if (argc == 3) {
@@ -74,35 +103,10 @@ int main(int argc, char **argv) {
   }
   if (!km_test_have_gpu()) return KM_TEST_SKIP;
   int ran = 0;
-  if (one_ctas) {
+  if (one_ctas)
     test_probe(4 * BOX, 3, one_ctas, one_warps, 0x2545f4914f6cdd1dull, &ran);
-    if (!ran) return km_test_failures ? km_test_finish("gpu_bulk_tensor") : KM_TEST_SKIP;
-    return km_test_finish("gpu_bulk_tensor");
-  }
-  static const int rows[] = {BOX, 3 * BOX, 256 * BOX};
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
-    for (int slots = 1; slots <= KM_BULK_TENSOR_MAX_SLOTS; ++slots)
-      test_probe(rows[i], slots, 1, 1, 0x9e3779b97f4a7c15ull * (i + 1) + (uint64_t)slots, &ran);
-  /* four warps of one CTA, each with its ring, and grids of such CTAs (the decode kernel's TMA step at b16 x 32K
-   * runs 256 of them, 4 per SM; 528 fill 132 SMs 4 deep) */
-  static const int grids[] = {1, 2, 264, 528};
-  for (size_t i = 0; i < sizeof grids / sizeof grids[0]; ++i)
-    for (int slots = 3; slots <= KM_BULK_TENSOR_MAX_SLOTS; ++slots)
-      test_probe(4 * BOX, slots, grids[i], KM_BULK_TENSOR_MAX_WARPS, 0x51af7c3d2e9b8a61ull * (i + 1) + (uint64_t)slots,
-                 &ran);
-  /* bad arguments: refused before anything runs */
-  uint8_t *d = km_test_dev_filled(4 * BOX * ROW, 0);
-  KM_EXPECT(d != NULL);
-  KM_EXPECT(km_bulk_tensor_probe(d, 0, 1, 1, 1, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(d, BOX + 1, 1, 1, 1, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 0, 1, 1, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(d, BOX, KM_BULK_TENSOR_MAX_SLOTS + 1, 1, 1, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(NULL, BOX, 1, 1, 1, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, 0, 1, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, 1, 0, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, 1, KM_BULK_TENSOR_MAX_WARPS + 1, d, 0) == cudaErrorInvalidValue);
-  KM_EXPECT(km_bulk_tensor_probe(d, BOX, 1, KM_BULK_TENSOR_MAX_CTAS + 1, 1, d, 0) == cudaErrorInvalidValue);
-  cudaFree(d);
+  else
+    test_all(&ran);
   if (!ran) {
     printf("gpu_bulk_tensor: the tensor-map path does not run on this device: skipped\n");
     return km_test_failures ? km_test_finish("gpu_bulk_tensor") : KM_TEST_SKIP;
