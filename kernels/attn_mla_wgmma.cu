@@ -65,6 +65,20 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const char *src, int val
 __device__ __forceinline__ void convert_raw(const unsigned char *raw, unsigned char *tile, int tid) {
   convert_raw_tile<THREADS>(raw, tile, tid, [](int r, int cc) { return kaddr(r, cc); });
 }
+
+// Tile t's latent rows (contiguous: a tile lies inside one block) requested into L2, a hint that moves no data
+// into the SM: this CTA's share of the valid rows' bytes, the sequence's head-group CTAs taking one share each
+// (16-byte multiples, as the bulk prefetch needs), so that every byte is requested once per sequence.
+template <int EB>
+__device__ __forceinline__ void prefetch_tile_l2(const Params &p, const int32_t *table, int t, int ctx) {
+  const uint32_t bytes = (uint32_t)min(TILE, ctx - t * TILE) * (uint32_t)(D * EB);
+  const uint32_t share = (bytes + p.groups * 16u - 1) / (p.groups * 16u) * 16u;
+  const uint32_t off = (uint32_t)(blockIdx.x % p.groups) * share;
+  if (off >= bytes) return;
+  const uint32_t len = min(share, bytes - off);
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(tile_src<EB>(p, table, t) + off), "r"(len)
+               : "memory");
+}
 #endif
 
 // The variants (km_mla_config.wgmma): SPLIT_S, both warpgroups compute S for 32 tokens each and exchange
@@ -74,8 +88,10 @@ __device__ __forceinline__ void convert_raw(const unsigned char *raw, unsigned c
 // SPLIT_K, as ONE_S_N256 but both warpgroups compute S for all 64 tokens over half of the 576 dims each
 // (18 k-steps), warpgroup 1's fp32 partial handed to warpgroup 0 through shared memory (the P region and
 // the tile's rope block, both free at that point), and every thread loads.
+// L2_AHEAD1 / L2_AHEAD2: ONE_S_N256, and one thread of the loading warpgroup requests tile t + 1 + N into L2 when
+// it issues tile t + 1's copies into shared memory (tiles tb + 1 .. tb + N before the loop).
 constexpr int SPLIT_S = KM_MLA_WG_SPLIT_S, ONE_S = KM_MLA_WG_ONE_S, ONE_S_N256 = KM_MLA_WG_ONE_S_N256,
-              SPLIT_K = KM_MLA_WG_SPLIT_K;
+              SPLIT_K = KM_MLA_WG_SPLIT_K, L2_AHEAD1 = KM_MLA_WG_L2_AHEAD1, L2_AHEAD2 = KM_MLA_WG_L2_AHEAD2;
 
 template <int KV, int V>
 __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
@@ -83,8 +99,9 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
   constexpr bool ONE = V != SPLIT_S;  // S over all 64 tokens, the softmax by warpgroup 0 alone
   constexpr bool SK = V == SPLIT_K;   // S's k-steps split over both warpgroups
-  constexpr bool WG1_LOADS = V == ONE_S || V == ONE_S_N256;
-  constexpr bool N256 = V == ONE_S_N256 || V == SPLIT_K;
+  constexpr int L2A = V == L2_AHEAD1 ? 1 : V == L2_AHEAD2 ? 2 : 0;  // tiles requested into L2 ahead of the copies
+  constexpr bool WG1_LOADS = V == ONE_S || V == ONE_S_N256 || L2A > 0;
+  constexpr bool N256 = V == ONE_S_N256 || V == SPLIT_K || L2A > 0;
   constexpr int EB = FP8 ? 1 : 2;
   constexpr int SN = ONE ? 64 : 32;   // tokens of S per warpgroup
   constexpr int KSTEPS = SK ? D / 32 : D / 16;  // k-steps of S per warpgroup
@@ -119,6 +136,8 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     else
       load_tile<THREADS>(st_u, tile_src<EB>(p, table, tb), valid, tid);
     cp_async_commit();
+    if (L2A > 0 && tid == 128)
+      for (int d = 1; d <= L2A && tb + d < te; ++d) prefetch_tile_l2<EB>(p, table, tb + d, ctx);
   }
   if (tid < MRUN_FLOATS) mrun[tid] = -INFINITY;
 
@@ -133,6 +152,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   for (int it = 0; it < n; ++it) {
     const int t = tb + it;
     const bool more = it + 1 < n;
+    if (L2A > 0 && tid == 128 && t + 1 + L2A < te) prefetch_tile_l2<EB>(p, table, t + 1 + L2A, ctx);
     cp_async_wait_all();
     uint32_t tile_u;
     if constexpr (FP8) {
@@ -333,6 +353,8 @@ const void *wg_kernel(km_mla_kv kv, int variant) {
     case ONE_S: return pick<ONE_S>(kv);
     case ONE_S_N256: return pick<ONE_S_N256>(kv);
     case SPLIT_K: return pick<SPLIT_K>(kv);
+    case L2_AHEAD1: return pick<L2_AHEAD1>(kv);
+    case L2_AHEAD2: return pick<L2_AHEAD2>(kv);
     case KM_MLA_WG_SEESAW: return kv == KM_MLA_BF16 ? seesaw_kernel() : nullptr;
     default: return nullptr;
   }

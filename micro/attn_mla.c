@@ -376,6 +376,8 @@ static const char *kernel_text(const km_mla_config *cfg) {
       [KM_MLA_WG_ONE_S_N256] = "wgmma (sm_90a), S by one warpgroup, P V n256",
       [KM_MLA_WG_SPLIT_K] = "wgmma (sm_90a), S split over the dims, P V n256",
       [KM_MLA_WG_SEESAW] = "wgmma (sm_90a), two tiles per step, the warpgroups alternating",
+      [KM_MLA_WG_L2_AHEAD1] = "wgmma (sm_90a), S by one warpgroup, P V n256, the next tile but one requested into L2",
+      [KM_MLA_WG_L2_AHEAD2] = "wgmma (sm_90a), S by one warpgroup, P V n256, tiles 2 past the copies requested into L2",
   };
   if (cfg->wgmma > 0 && cfg->wgmma < (int)(sizeof wgmma / sizeof wgmma[0]) && wgmma[cfg->wgmma])
     return wgmma[cfg->wgmma];
@@ -460,9 +462,15 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
   X(split, KM_MLA_KERNEL_WGMMA_SPLIT_S, "both warpgroups compute S for 32 tokens each") \
   X(one, KM_MLA_KERNEL_WGMMA_ONE_S, "warpgroup 0 computes S for all 64 tokens and the softmax, warpgroup 1 loads, P V as m64n128k16") \
   X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as the default, with S over half of the dims on each warpgroup") \
-  X(seesaw, KM_MLA_KERNEL_WGMMA_SEESAW, "two tiles per step, each warpgroup the S and softmax of one and half of O")
+  X(seesaw, KM_MLA_KERNEL_WGMMA_SEESAW, "two tiles per step, each warpgroup the S and softmax of one and half of O") \
+  X(l2a1, KM_MLA_KERNEL_WGMMA_L2_AHEAD1, "as the default, with the tile after the one being copied requested into L2") \
+  X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as the default, with the tile two after the one being copied requested into L2")
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
+/* the L2 requests ahead over an fp8 latent (one raw stage) and at 32K (four times the tiles per chunk) */
+P_K(wg_l2a2_fp8_b64, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, E4, 64, 8192);
+P_K(wg_l2a2_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 64, 32768);
+P_K(quick_l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 4, 2048);
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
 P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
@@ -495,6 +503,12 @@ static const km_case attn_mla_cases[] = {
   {"attn/mla/h128/bf16/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b64, 0,          \
    "attn/mla/h128/bf16/b64/ctx8k"},
     WG_VARIANTS(WG_ROWS)
+    {"attn/mla/h128/fp8_e4m3/b64/ctx8k/wg_l2a2", T_MLA,
+     "wgmma variant: as the default, with the tile two after the one being copied requested into L2", run_mla,
+     &wg_l2a2_fp8_b64, 0, "attn/mla/h128/fp8_e4m3/b64/ctx8k"},
+    {"attn/mla/h128/bf16/b64/ctx32k/wg_l2a2", T_MLA,
+     "wgmma variant: as the default, with the tile two after the one being copied requested into L2", run_mla,
+     &wg_l2a2_bf16_b64_32k, 0, "attn/mla/h128/bf16/b64/ctx32k"},
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
@@ -503,6 +517,9 @@ static const km_case attn_mla_cases[] = {
     {"attn/mla/h16/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16_h16, KM_CASE_QUICK, NULL},
     {"attn/mla/h128/bf16/b4/ctx2k/wg_seesaw/quick", T_MLA, "wgmma variant: two tiles per step, the warpgroups alternating",
      run_mla, &quick_seesaw, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
+    {"attn/mla/h128/bf16/b4/ctx2k/wg_l2a2/quick", T_MLA,
+     "wgmma variant: as the default, with the tile two after the one being copied requested into L2", run_mla,
+     &quick_l2a2, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h16/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8_h16, KM_CASE_QUICK,
      "attn/mla/h16/bf16/b4/ctx2k/quick"},
     {"baseline/attn/mla/naive/h128/bf16/b16/ctx4k", T_MLA,

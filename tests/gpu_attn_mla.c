@@ -309,6 +309,17 @@ int main(void) {
       {"128 heads, context 1, wgmma seesaw", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
       {"64 heads, block size 128, wgmma seesaw", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
       {"192 heads, wgmma seesaw", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW},
+      /* L2 requests ahead: chunks shorter and longer than the distance, one tile, three head groups' shares,
+       * blocks of two tiles, fp8 (36 KiB tiles) */
+      {"128 heads, one long, many short, wgmma l2 ahead 1", 128, B, 64, 8, c_long, 0, 0, 0,
+       KM_MLA_KERNEL_WGMMA_L2_AHEAD1},
+      {"128 heads, one long, many short, wgmma l2 ahead 2", 128, B, 64, 8, c_long, 0, 0, 0,
+       KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
+      {"128 heads, b1, split 3, wgmma l2 ahead 2", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
+      {"128 heads, b1, one-tile chunks, wgmma l2 ahead 2", 128, B, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
+      {"128 heads, context 1, wgmma l2 ahead 1", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD1},
+      {"192 heads, wgmma l2 ahead 2", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
+      {"64 heads, block size 128, wgmma l2 ahead 2", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 16 heads, one long, many short", 16, E4, 64, 8, c_long, 0, 0, 0},
@@ -325,6 +336,9 @@ int main(void) {
        KM_MLA_KERNEL_WGMMA_ONE_S_N256},
       {"fp8 128 heads, one long, many short, wgmma split K", 128, E4, 64, 8, c_long, 0, 0, 0,
        KM_MLA_KERNEL_WGMMA_SPLIT_K},
+      {"fp8 128 heads, one long, many short, wgmma l2 ahead 2", 128, E4, 64, 8, c_long, 0, 0, 0,
+       KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
+      {"fp8 128 heads, b1, split 3, wgmma l2 ahead 1", 128, E4, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
   return km_test_finish("gpu_attn_mla");
