@@ -467,9 +467,6 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
   X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as the default, with the tile two after the one being copied requested into L2")
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
-/* the L2 requests ahead over an fp8 latent (one raw stage) and at 32K (four times the tiles per chunk) */
-P_K(wg_l2a2_fp8_b64, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, E4, 64, 8192);
-P_K(wg_l2a2_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 64, 32768);
 P_K(quick_l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 4, 2048);
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
 P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
@@ -503,12 +500,6 @@ static const km_case attn_mla_cases[] = {
   {"attn/mla/h128/bf16/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b64, 0,          \
    "attn/mla/h128/bf16/b64/ctx8k"},
     WG_VARIANTS(WG_ROWS)
-    {"attn/mla/h128/fp8_e4m3/b64/ctx8k/wg_l2a2", T_MLA,
-     "wgmma variant: as the default, with the tile two after the one being copied requested into L2", run_mla,
-     &wg_l2a2_fp8_b64, 0, "attn/mla/h128/fp8_e4m3/b64/ctx8k"},
-    {"attn/mla/h128/bf16/b64/ctx32k/wg_l2a2", T_MLA,
-     "wgmma variant: as the default, with the tile two after the one being copied requested into L2", run_mla,
-     &wg_l2a2_bf16_b64_32k, 0, "attn/mla/h128/bf16/b64/ctx32k"},
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
