@@ -80,9 +80,9 @@ typedef struct km_mla_config {
   int stages;     /* bf16: 3 (16 rows: two tiles in flight during this one), 2 (the next tile) or 1; fp8: 1 raw stage */
   int smem_bytes; /* dynamic shared memory per CTA */
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
-  int wgmma;      /* 0: mma.sync; 1-7: the warpgroup-MMA kernel (sm_90a, 64 rows) in variant KM_MLA_WG_SPLIT_S,
-                     _ONE_S, _ONE_S_N256, _SPLIT_K, _L2_AHEAD1, _L2_AHEAD2 (kernels/attn_mla_wgmma.cu) or _SEESAW
-                     (attn_mla_seesaw.cu) */
+  int wgmma;      /* 0: mma.sync; 1-9: the warpgroup-MMA kernel (sm_90a, 64 rows) in variant KM_MLA_WG_SPLIT_S,
+                     _ONE_S, _ONE_S_N256, _SPLIT_K, _L2_AHEAD1, _L2_AHEAD2, _LEAN_LOAD, _LEAN_L2
+                     (kernels/attn_mla_wgmma.cu) or _SEESAW (attn_mla_seesaw.cu) */
 } km_mla_config;
 
 /* The wgmma kernel's variants. SPLIT_S: both warpgroups compute S for 32 tokens each (Q read from shared
@@ -94,7 +94,11 @@ typedef struct km_mla_config {
  * runs beside the other's MMAs; a ninth warp loads the tiles in halves through mbarriers (288 threads).
  * L2_AHEAD1 / L2_AHEAD2: ONE_S_N256, with the tile 1 or 2 past the one being loaded into shared memory
  * requested into L2 by one bulk prefetch (cp.async.bulk.prefetch.L2), each CTA of a sequence's head groups
- * its share of the tile's bytes, so that the refill of a stage waits on L2 rather than on HBM. */
+ * its share of the tile's bytes, so that the refill of a stage waits on L2 rather than on HBM.
+ * LEAN_LOAD (bf16 latents only): ONE_S_N256 with the loading warpgroup's copies at fixed offsets from two
+ * per-thread bases (no division or swizzle arithmetic per 16-byte chunk) and each tile's block-table entry
+ * read a tile earlier than its copies need it; LEAN_L2 adds the next tile but one requested into L2 (as
+ * L2_AHEAD1, from the entry read ahead). */
 enum {
   KM_MLA_WG_SPLIT_S = 1,
   KM_MLA_WG_ONE_S = 2,
@@ -102,7 +106,9 @@ enum {
   KM_MLA_WG_SPLIT_K = 4,
   KM_MLA_WG_SEESAW = 5,
   KM_MLA_WG_L2_AHEAD1 = 6,
-  KM_MLA_WG_L2_AHEAD2 = 7
+  KM_MLA_WG_L2_AHEAD2 = 7,
+  KM_MLA_WG_LEAN_LOAD = 8,
+  KM_MLA_WG_LEAN_L2 = 9
 };
 #define KM_MLA_WG_DEFAULT KM_MLA_WG_ONE_S_N256
 
@@ -119,6 +125,8 @@ typedef enum km_mla_kernel {
   KM_MLA_KERNEL_WGMMA_SEESAW, /* bf16 latents only (cudaErrorNotSupported for fp8) */
   KM_MLA_KERNEL_WGMMA_L2_AHEAD1,
   KM_MLA_KERNEL_WGMMA_L2_AHEAD2,
+  KM_MLA_KERNEL_WGMMA_LEAN_LOAD, /* bf16 latents only, as the two below */
+  KM_MLA_KERNEL_WGMMA_LEAN_L2,
 } km_mla_kernel;
 
 /* 0 when the shape is supported, else a static reason. */

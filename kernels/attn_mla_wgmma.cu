@@ -70,14 +70,34 @@ __device__ __forceinline__ void convert_raw(const unsigned char *raw, unsigned c
 // into the SM: this CTA's share of the valid rows' bytes, the sequence's head-group CTAs taking one share each
 // (16-byte multiples, as the bulk prefetch needs), so that every byte is requested once per sequence.
 template <int EB>
-__device__ __forceinline__ void prefetch_tile_l2(const Params &p, const int32_t *table, int t, int ctx) {
+__device__ __forceinline__ void prefetch_share_l2(const Params &p, const char *src, int t, int ctx) {
   const uint32_t bytes = (uint32_t)min(TILE, ctx - t * TILE) * (uint32_t)(D * EB);
   const uint32_t share = (bytes + p.groups * 16u - 1) / (p.groups * 16u) * 16u;
   const uint32_t off = (uint32_t)(blockIdx.x % p.groups) * share;
   if (off >= bytes) return;
   const uint32_t len = min(share, bytes - off);
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(tile_src<EB>(p, table, t) + off), "r"(len)
-               : "memory");
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src + off), "r"(len) : "memory");
+}
+template <int EB>
+__device__ __forceinline__ void prefetch_tile_l2(const Params &p, const int32_t *table, int t, int ctx) {
+  prefetch_share_l2<EB>(p, tile_src<EB>(p, table, t), t, ctx);
+}
+
+// bf16 tile -> the blocked layout by the 128 threads of one warpgroup with every offset fixed: thread l copies
+// 16-byte chunk c8 = l % 8 of each 64-dim block b (chunk 8b + c8) of rows l / 8 + 16 g (g 0..3). Row r's chunk
+// cc sits at kaddr(r, cc) = b x KB_BYTES + r x 128 + ((c8 ^ (r & 7)) << 4), and r & 7 = (l / 8) & 7 for every g,
+// so past the two bases below each of the 36 copies has an immediate offset (a warp: 4 rows x 128 bytes of one
+// block, whole lines). Rows past `valid` read nothing and are zero-filled.
+__device__ __forceinline__ void load_tile_lean(uint32_t dst, const char *src, int valid, int l) {
+  const int c8 = l & 7, rs = l >> 3;
+  const char *s = src + rs * (D * 2) + c8 * 16;
+  const uint32_t d = dst + rs * 128 + ((c8 ^ (rs & 7)) << 4);
+#pragma unroll
+  for (int g = 0; g < TILE / 16; ++g) {
+    const int n = rs + 16 * g < valid ? 16 : 0;
+#pragma unroll
+    for (int b = 0; b < KBLK; ++b) cp_async16(d + b * KB_BYTES + g * 16 * 128, s + g * 16 * D * 2 + b * 128, n);
+  }
 }
 #endif
 
@@ -91,7 +111,11 @@ __device__ __forceinline__ void prefetch_tile_l2(const Params &p, const int32_t 
 // L2_AHEAD1 / L2_AHEAD2: ONE_S_N256, and one thread of the loading warpgroup requests tile t + 1 + N into L2 when
 // it issues tile t + 1's copies into shared memory (tiles tb + 1 .. tb + N before the loop).
 constexpr int SPLIT_S = KM_MLA_WG_SPLIT_S, ONE_S = KM_MLA_WG_ONE_S, ONE_S_N256 = KM_MLA_WG_ONE_S_N256,
-              SPLIT_K = KM_MLA_WG_SPLIT_K, L2_AHEAD1 = KM_MLA_WG_L2_AHEAD1, L2_AHEAD2 = KM_MLA_WG_L2_AHEAD2;
+              SPLIT_K = KM_MLA_WG_SPLIT_K, L2_AHEAD1 = KM_MLA_WG_L2_AHEAD1, L2_AHEAD2 = KM_MLA_WG_L2_AHEAD2,
+              LEAN_LOAD = KM_MLA_WG_LEAN_LOAD, LEAN_L2 = KM_MLA_WG_LEAN_L2;
+// LEAN_LOAD / LEAN_L2 (bf16): ONE_S_N256 with load_tile_lean, and the block-table entries of the next two tiles
+// held in registers (nx1: the tile whose copies go out this step; nx2: the one after, read a step early, so no
+// copy waits on a table load); LEAN_L2 requests nx2's tile into L2 when nx1's copies go out.
 
 template <int KV, int V>
 __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
@@ -100,8 +124,9 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   constexpr bool ONE = V != SPLIT_S;  // S over all 64 tokens, the softmax by warpgroup 0 alone
   constexpr bool SK = V == SPLIT_K;   // S's k-steps split over both warpgroups
   constexpr int L2A = V == L2_AHEAD1 ? 1 : V == L2_AHEAD2 ? 2 : 0;  // tiles requested into L2 ahead of the copies
-  constexpr bool WG1_LOADS = V == ONE_S || V == ONE_S_N256 || L2A > 0;
-  constexpr bool N256 = V == ONE_S_N256 || V == SPLIT_K || L2A > 0;
+  constexpr bool LEAN = (V == LEAN_LOAD || V == LEAN_L2) && !FP8;
+  constexpr bool WG1_LOADS = V == ONE_S || V == ONE_S_N256 || L2A > 0 || LEAN;
+  constexpr bool N256 = V == ONE_S_N256 || V == SPLIT_K || L2A > 0 || LEAN;
   constexpr int EB = FP8 ? 1 : 2;
   constexpr int SN = ONE ? 64 : 32;   // tokens of S per warpgroup
   constexpr int KSTEPS = SK ? D / 32 : D / 16;  // k-steps of S per warpgroup
@@ -147,6 +172,13 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   zero_o(o);
   float lsum0 = 0.f, lsum1 = 0.f;
 
+  // LEAN: the sources of tiles tb + 1 and tb + 2 (their table entries read now, used one and two steps later)
+  const char *nx1 = nullptr, *nx2 = nullptr;
+  if constexpr (LEAN) {
+    if (loader && tb + 1 < te) nx1 = tile_src<EB>(p, table, tb + 1);
+    if (loader && tb + 2 < te) nx2 = tile_src<EB>(p, table, tb + 2);
+  }
+
   int par = 0;
   const int n = te - tb;
   for (int it = 0; it < n; ++it) {
@@ -171,9 +203,17 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
       fence_async_smem();
       __syncthreads();  // tile t is in shared memory; every warpgroup is done with tile t - 1
       const int buf = it & 1;
-      if (more && loader)
+      if constexpr (LEAN) {
+        if (more && loader) {
+          load_tile_lean(st_u + (buf ^ 1) * REGION, nx1, min(TILE, ctx - (t + 1) * TILE), lidx);
+          if (V == LEAN_L2 && lidx == 0 && t + 2 < te) prefetch_share_l2<EB>(p, nx2, t + 2, ctx);
+          nx1 = nx2;
+          if (t + 3 < te) nx2 = tile_src<EB>(p, table, t + 3);
+        }
+      } else if (more && loader) {
         load_tile<LSTEP>(st_u + (buf ^ 1) * REGION, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
                          lidx);
+      }
       cp_async_commit();
       tile_u = st_u + buf * REGION;
     }
@@ -355,6 +395,8 @@ const void *wg_kernel(km_mla_kv kv, int variant) {
     case SPLIT_K: return pick<SPLIT_K>(kv);
     case L2_AHEAD1: return pick<L2_AHEAD1>(kv);
     case L2_AHEAD2: return pick<L2_AHEAD2>(kv);
+    case LEAN_LOAD: return kv == KM_MLA_BF16 ? (const void *)&mla_wg_kernel<KM_MLA_BF16, LEAN_LOAD> : nullptr;
+    case LEAN_L2: return kv == KM_MLA_BF16 ? (const void *)&mla_wg_kernel<KM_MLA_BF16, LEAN_L2> : nullptr;
     case KM_MLA_WG_SEESAW: return kv == KM_MLA_BF16 ? seesaw_kernel() : nullptr;
     default: return nullptr;
   }

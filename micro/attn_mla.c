@@ -378,6 +378,9 @@ static const char *kernel_text(const km_mla_config *cfg) {
       [KM_MLA_WG_SEESAW] = "wgmma (sm_90a), two tiles per step, the warpgroups alternating",
       [KM_MLA_WG_L2_AHEAD1] = "wgmma (sm_90a), S by one warpgroup, P V n256, the next tile but one requested into L2",
       [KM_MLA_WG_L2_AHEAD2] = "wgmma (sm_90a), S by one warpgroup, P V n256, tiles 2 past the copies requested into L2",
+      [KM_MLA_WG_LEAN_LOAD] = "wgmma (sm_90a), S by one warpgroup, P V n256, copies at fixed offsets, table read ahead",
+      [KM_MLA_WG_LEAN_L2] = "wgmma (sm_90a), S by one warpgroup, P V n256, copies at fixed offsets, table read ahead, "
+                            "the next tile but one requested into L2",
   };
   if (cfg->wgmma > 0 && cfg->wgmma < (int)(sizeof wgmma / sizeof wgmma[0]) && wgmma[cfg->wgmma])
     return wgmma[cfg->wgmma];
@@ -464,10 +467,17 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
   X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as the default, with S over half of the dims on each warpgroup") \
   X(seesaw, KM_MLA_KERNEL_WGMMA_SEESAW, "two tiles per step, each warpgroup the S and softmax of one and half of O") \
   X(l2a1, KM_MLA_KERNEL_WGMMA_L2_AHEAD1, "as the default, with the tile after the one being copied requested into L2") \
-  X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as the default, with the tile two after the one being copied requested into L2")
+  X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as the default, with the tile two after the one being copied requested into L2") \
+  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, "as the default, with the copies at fixed offsets and the block table read a tile ahead") \
+  X(lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, "as wg_lean, with the tile after the one being copied requested into L2")
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
 P_K(quick_l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 4, 2048);
+P_K(quick_lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, 128, BF, 4, 2048);
+/* the lean copies at the grid's other bf16 points of 128 heads */
+P_K(wg_lean_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 64, 32768);
+P_K(wg_lean_bf16_b1_32k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 1, 32768);
+P_K(wg_lean_bf16_b1_8k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 1, 8192);
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
 P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
@@ -500,6 +510,11 @@ static const km_case attn_mla_cases[] = {
   {"attn/mla/h128/bf16/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b64, 0,          \
    "attn/mla/h128/bf16/b64/ctx8k"},
     WG_VARIANTS(WG_ROWS)
+#define LEAN_ROW(b, cs)                                                                                             \
+  {"attn/mla/h128/bf16/b" #b "/ctx" #cs "/wg_lean", T_MLA,                                                         \
+   "wgmma variant: as the default, with the copies at fixed offsets and the block table read a tile ahead", run_mla, \
+   &wg_lean_bf16_b##b##_##cs, 0, "attn/mla/h128/bf16/b" #b "/ctx" #cs},
+    LEAN_ROW(64, 32k) LEAN_ROW(1, 32k) LEAN_ROW(1, 8k)
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
@@ -511,6 +526,9 @@ static const km_case attn_mla_cases[] = {
     {"attn/mla/h128/bf16/b4/ctx2k/wg_l2a2/quick", T_MLA,
      "wgmma variant: as the default, with the tile two after the one being copied requested into L2", run_mla,
      &quick_l2a2, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
+    {"attn/mla/h128/bf16/b4/ctx2k/wg_lean_l2/quick", T_MLA,
+     "wgmma variant: as wg_lean, with the tile after the one being copied requested into L2", run_mla, &quick_lean_l2,
+     KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h16/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8_h16, KM_CASE_QUICK,
      "attn/mla/h16/bf16/b4/ctx2k/quick"},
     {"baseline/attn/mla/naive/h128/bf16/b16/ctx4k", T_MLA,

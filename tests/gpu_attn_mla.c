@@ -239,8 +239,10 @@ static void test_config(void) {
   const cudaError_t e = km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_WGMMA, &c);
   KM_EXPECT(km_mla_wgmma_usable(0) ? e == cudaSuccess && c.wgmma == KM_MLA_WG_DEFAULT : e == cudaErrorNotSupported);
   {
-    const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw kernel takes bf16 latents only */
+    const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw and lean kernels take bf16 latents only */
     KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_SEESAW, &c) == cudaErrorNotSupported);
+    KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, &c) == cudaErrorNotSupported);
+    KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2, &c) == cudaErrorNotSupported);
   }
   const km_mla_shape h32 = {32, 64, KM_MLA_BF16}; /* 32 heads: no group of 64, mma.sync */
   KM_EXPECT_CUDA(km_mla_pick_config(&h32, 0, &c));
@@ -320,6 +322,19 @@ int main(void) {
       {"128 heads, context 1, wgmma l2 ahead 1", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD1},
       {"192 heads, wgmma l2 ahead 2", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
       {"64 heads, block size 128, wgmma l2 ahead 2", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
+      /* the lean copies: tiles cut by the context (zero-filled rows), chunks of one and two tiles (the table entries
+       * read ahead past the chunk's end), three head groups, blocks of two tiles */
+      {"128 heads, one long, many short, wgmma lean", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
+      {"128 heads, one long, many short, split 4, wgmma lean l2", 128, B, 64, 8, c_long, 4, 0, 0,
+       KM_MLA_KERNEL_WGMMA_LEAN_L2},
+      {"128 heads, b1, split 3, wgmma lean", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
+      {"128 heads, b1, one-tile chunks, wgmma lean l2", 128, B, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
+      {"128 heads, b1, two-tile chunks, wgmma lean", 128, B, 64, 1, c1k, 2, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
+      {"128 heads, b1, no split, wgmma lean l2", 128, B, 64, 1, c1k, 1000, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
+      {"128 heads, context 1, wgmma lean", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
+      {"192 heads, wgmma lean l2", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
+      {"64 heads, block size 128, wgmma lean", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
+      {"64 heads, block size 128, split 3, wgmma lean l2", 64, B, 128, 2, c_bs128, 3, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 16 heads, one long, many short", 16, E4, 64, 8, c_long, 0, 0, 0},
