@@ -584,9 +584,8 @@ extern "C" cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int devi
   if (kind != KM_MLA_KERNEL_MMA) {
     const int variant = kind >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? KM_MLA_WG_SPLIT_S + (kind - KM_MLA_KERNEL_WGMMA_SPLIT_S)
                                                             : KM_MLA_WG_DEFAULT;
-    // the seesaw and lean-load kernels take bf16 latents only
-    const bool bf16_only = variant == KM_MLA_WG_SEESAW || variant == KM_MLA_WG_LEAN_LOAD || variant == KM_MLA_WG_LEAN_L2;
-    const bool can = s->num_heads % 64 == 0 && (!bf16_only || s->kv == KM_MLA_BF16) &&
+    // the seesaw kernel takes bf16 latents only
+    const bool can = s->num_heads % 64 == 0 && (variant != KM_MLA_WG_SEESAW || s->kv == KM_MLA_BF16) &&
                      km_mla_wgmma_usable(device);
     if (can) {
       km_mla_config c = {64, s->kv == KM_MLA_BF16 ? 2 : 1, 0, 0, variant};

@@ -95,8 +95,8 @@ typedef struct km_mla_config {
  * L2_AHEAD1 / L2_AHEAD2: ONE_S_N256, with the tile 1 or 2 past the one being loaded into shared memory
  * requested into L2 by one bulk prefetch (cp.async.bulk.prefetch.L2), each CTA of a sequence's head groups
  * its share of the tile's bytes, so that the refill of a stage waits on L2 rather than on HBM.
- * LEAN_LOAD (bf16 latents only): ONE_S_N256 with the loading warpgroup's copies at fixed offsets from two
- * per-thread bases (no division or swizzle arithmetic per 16-byte chunk) and each tile's block-table entry
+ * LEAN_LOAD: ONE_S_N256 with the loading warpgroup's copies at fixed offsets from two per-thread bases (no
+ * division or swizzle arithmetic per 16-byte chunk; fp8: the raw tile's plain copy) and each tile's block-table entry
  * read a tile earlier than its copies need it; LEAN_L2 adds the next tile but one requested into L2 (as
  * L2_AHEAD1, from the entry read ahead). */
 enum {
@@ -125,7 +125,7 @@ typedef enum km_mla_kernel {
   KM_MLA_KERNEL_WGMMA_SEESAW, /* bf16 latents only (cudaErrorNotSupported for fp8) */
   KM_MLA_KERNEL_WGMMA_L2_AHEAD1,
   KM_MLA_KERNEL_WGMMA_L2_AHEAD2,
-  KM_MLA_KERNEL_WGMMA_LEAN_LOAD, /* bf16 latents only, as the two below */
+  KM_MLA_KERNEL_WGMMA_LEAN_LOAD,
   KM_MLA_KERNEL_WGMMA_LEAN_L2,
 } km_mla_kernel;
 

@@ -125,7 +125,7 @@ __device__ __forceinline__ void convert_raw_tile(const unsigned char *raw, unsig
 }
 
 // The sm_90a kernel for a latent format and variant (km_mla_config.wgmma, 1-9: attn_mla_wgmma.cu, or
-// attn_mla_seesaw.cu for KM_MLA_WG_SEESAW; nullptr for another, and for the bf16-only ones over fp8), a stub where
+// attn_mla_seesaw.cu for KM_MLA_WG_SEESAW; nullptr for another, and for the seesaw one over fp8), a stub where
 // this build holds no sm_90a code (km_mla_wgmma_usable says whether a device can run it), its shared memory and
 // its threads per CTA.
 const void *wg_kernel(km_mla_kv kv, int variant);

@@ -83,6 +83,16 @@ __device__ __forceinline__ void prefetch_tile_l2(const Params &p, const int32_t 
   prefetch_share_l2<EB>(p, tile_src<EB>(p, table, t), t, ctx);
 }
 
+// fp8 tile -> its plain shared copy by the 128 threads of one warpgroup: the tile is contiguous in the pool and in
+// shared memory, so thread l's 18 copies sit at l x 16 + 2,048 k on both sides; rows past `valid` (chunk indices
+// from valid x 36 on) read nothing and are zero-filled.
+__device__ __forceinline__ void load_raw_lean(uint32_t dst, const char *src, int valid, int l) {
+  const int lim = valid * RAW_CHUNKS;
+#pragma unroll
+  for (int k = 0; k < TILE * RAW_CHUNKS / 128; ++k)
+    cp_async16(dst + l * 16 + k * 2048, src + l * 16 + k * 2048, l + 128 * k < lim ? 16 : 0);
+}
+
 // bf16 tile -> the blocked layout by the 128 threads of one warpgroup with every offset fixed: thread l copies
 // 16-byte chunk c8 = l % 8 of each 64-dim block b (chunk 8b + c8) of rows l / 8 + 16 g (g 0..3). Row r's chunk
 // cc sits at kaddr(r, cc) = b x KB_BYTES + r x 128 + ((c8 ^ (r & 7)) << 4), and r & 7 = (l / 8) & 7 for every g,
@@ -113,7 +123,7 @@ __device__ __forceinline__ void load_tile_lean(uint32_t dst, const char *src, in
 constexpr int SPLIT_S = KM_MLA_WG_SPLIT_S, ONE_S = KM_MLA_WG_ONE_S, ONE_S_N256 = KM_MLA_WG_ONE_S_N256,
               SPLIT_K = KM_MLA_WG_SPLIT_K, L2_AHEAD1 = KM_MLA_WG_L2_AHEAD1, L2_AHEAD2 = KM_MLA_WG_L2_AHEAD2,
               LEAN_LOAD = KM_MLA_WG_LEAN_LOAD, LEAN_L2 = KM_MLA_WG_LEAN_L2;
-// LEAN_LOAD / LEAN_L2 (bf16): ONE_S_N256 with load_tile_lean, and the block-table entries of the next two tiles
+// LEAN_LOAD / LEAN_L2: ONE_S_N256 with load_tile_lean (fp8: load_raw_lean), and the block-table entries of the next two tiles
 // held in registers (nx1: the tile whose copies go out this step; nx2: the one after, read a step early, so no
 // copy waits on a table load); LEAN_L2 requests nx2's tile into L2 when nx1's copies go out.
 
@@ -124,7 +134,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   constexpr bool ONE = V != SPLIT_S;  // S over all 64 tokens, the softmax by warpgroup 0 alone
   constexpr bool SK = V == SPLIT_K;   // S's k-steps split over both warpgroups
   constexpr int L2A = V == L2_AHEAD1 ? 1 : V == L2_AHEAD2 ? 2 : 0;  // tiles requested into L2 ahead of the copies
-  constexpr bool LEAN = (V == LEAN_LOAD || V == LEAN_L2) && !FP8;
+  constexpr bool LEAN = V == LEAN_LOAD || V == LEAN_L2;
   constexpr bool WG1_LOADS = V == ONE_S || V == ONE_S_N256 || L2A > 0 || LEAN;
   constexpr bool N256 = V == ONE_S_N256 || V == SPLIT_K || L2A > 0 || LEAN;
   constexpr int EB = FP8 ? 1 : 2;
@@ -191,9 +201,17 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
       __syncthreads();  // tile t's codes are in; every warpgroup is done with tile t - 1 (the bf16 tile and the
                         // other raw stage, converted last time, are free)
       const int rb = it & 1;
-      if (more && loader)
+      if constexpr (LEAN) {
+        if (more && loader) {
+          load_raw_lean(raw_u + (rb ^ 1) * RAW_BYTES, nx1, min(TILE, ctx - (t + 1) * TILE), lidx);
+          if (V == LEAN_L2 && lidx == 0 && t + 2 < te) prefetch_share_l2<EB>(p, nx2, t + 2, ctx);
+          nx1 = nx2;
+          if (t + 3 < te) nx2 = tile_src<EB>(p, table, t + 3);
+        }
+      } else if (more && loader) {
         load_raw_tile<LSTEP>(raw_u + (rb ^ 1) * RAW_BYTES, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
                         lidx);
+      }
       cp_async_commit();
       convert_raw(raw + rb * RAW_BYTES, st, tid);
       fence_async_smem();
@@ -395,8 +413,8 @@ const void *wg_kernel(km_mla_kv kv, int variant) {
     case SPLIT_K: return pick<SPLIT_K>(kv);
     case L2_AHEAD1: return pick<L2_AHEAD1>(kv);
     case L2_AHEAD2: return pick<L2_AHEAD2>(kv);
-    case LEAN_LOAD: return kv == KM_MLA_BF16 ? (const void *)&mla_wg_kernel<KM_MLA_BF16, LEAN_LOAD> : nullptr;
-    case LEAN_L2: return kv == KM_MLA_BF16 ? (const void *)&mla_wg_kernel<KM_MLA_BF16, LEAN_L2> : nullptr;
+    case LEAN_LOAD: return pick<LEAN_LOAD>(kv);
+    case LEAN_L2: return pick<LEAN_L2>(kv);
     case KM_MLA_WG_SEESAW: return kv == KM_MLA_BF16 ? seesaw_kernel() : nullptr;
     default: return nullptr;
   }

@@ -478,6 +478,7 @@ P_K(quick_lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, 128, BF, 4, 2048);
 P_K(wg_lean_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 64, 32768);
 P_K(wg_lean_bf16_b1_32k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 1, 32768);
 P_K(wg_lean_bf16_b1_8k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 1, 8192);
+P_K(wg_lean_fp8_b64_8k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, E4, 64, 8192);
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
 P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
@@ -515,6 +516,9 @@ static const km_case attn_mla_cases[] = {
    "wgmma variant: as the default, with the copies at fixed offsets and the block table read a tile ahead", run_mla, \
    &wg_lean_bf16_b##b##_##cs, 0, "attn/mla/h128/bf16/b" #b "/ctx" #cs},
     LEAN_ROW(64, 32k) LEAN_ROW(1, 32k) LEAN_ROW(1, 8k)
+    {"attn/mla/h128/fp8_e4m3/b64/ctx8k/wg_lean", T_MLA,
+     "wgmma variant: as the default, with the raw tile's copies at fixed offsets and the block table read a tile ahead",
+     run_mla, &wg_lean_fp8_b64_8k, 0, "attn/mla/h128/fp8_e4m3/b64/ctx8k"},
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},

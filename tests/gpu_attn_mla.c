@@ -239,10 +239,8 @@ static void test_config(void) {
   const cudaError_t e = km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_WGMMA, &c);
   KM_EXPECT(km_mla_wgmma_usable(0) ? e == cudaSuccess && c.wgmma == KM_MLA_WG_DEFAULT : e == cudaErrorNotSupported);
   {
-    const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw and lean kernels take bf16 latents only */
+    const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw kernel takes bf16 latents only */
     KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_SEESAW, &c) == cudaErrorNotSupported);
-    KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, &c) == cudaErrorNotSupported);
-    KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2, &c) == cudaErrorNotSupported);
   }
   const km_mla_shape h32 = {32, 64, KM_MLA_BF16}; /* 32 heads: no group of 64, mma.sync */
   KM_EXPECT_CUDA(km_mla_pick_config(&h32, 0, &c));
@@ -354,6 +352,10 @@ int main(void) {
       {"fp8 128 heads, one long, many short, wgmma l2 ahead 2", 128, E4, 64, 8, c_long, 0, 0, 0,
        KM_MLA_KERNEL_WGMMA_L2_AHEAD2},
       {"fp8 128 heads, b1, split 3, wgmma l2 ahead 1", 128, E4, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD1},
+      {"fp8 128 heads, one long, many short, wgmma lean", 128, E4, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
+      {"fp8 128 heads, b1, one-tile chunks, wgmma lean l2", 128, E4, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
+      {"fp8 64 heads, block size 128, split 3, wgmma lean l2", 64, E4, 128, 2, c_bs128, 3, 0, 0,
+       KM_MLA_KERNEL_WGMMA_LEAN_L2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_case(&cases[i]);
   return km_test_finish("gpu_attn_mla");
