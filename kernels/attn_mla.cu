@@ -585,7 +585,7 @@ extern "C" cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int devi
     const int variant = kind >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? KM_MLA_WG_SPLIT_S + (kind - KM_MLA_KERNEL_WGMMA_SPLIT_S)
                                                             : KM_MLA_WG_DEFAULT;
     // the seesaw kernel takes bf16 latents only
-    const bool can = s->num_heads % 64 == 0 && (variant != KM_MLA_WG_SEESAW || s->kv == KM_MLA_BF16) &&
+    const bool can = s->num_heads % 64 == 0 && (!KM_MLA_WG_IS_SEESAW(variant) || s->kv == KM_MLA_BF16) &&
                      km_mla_wgmma_usable(device);
     if (can) {
       km_mla_config c = {64, s->kv == KM_MLA_BF16 ? 2 : 1, 0, 0, variant};

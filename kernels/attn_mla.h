@@ -80,9 +80,9 @@ typedef struct km_mla_config {
   int stages;     /* bf16: 3 (16 rows: two tiles in flight during this one), 2 (the next tile) or 1; fp8: 1 raw stage */
   int smem_bytes; /* dynamic shared memory per CTA */
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
-  int wgmma;      /* 0: mma.sync; 1-9: the warpgroup-MMA kernel (sm_90a, 64 rows) in variant KM_MLA_WG_SPLIT_S,
-                     _ONE_S, _ONE_S_N256, _SPLIT_K, _L2_AHEAD1, _L2_AHEAD2, _LEAN_LOAD, _LEAN_L2
-                     (kernels/attn_mla_wgmma.cu) or _SEESAW (attn_mla_seesaw.cu) */
+  int wgmma;      /* 0: mma.sync; 1-11: the warpgroup-MMA kernel (sm_90a, 64 rows) in variant KM_MLA_WG_SPLIT_S,
+                     _ONE_S, _ONE_S_N256, _SPLIT_K, _L2_AHEAD1, _L2_AHEAD2, _LEAN_LOAD, _LEAN_L2,
+                     _LEAN_DESC (kernels/attn_mla_wgmma.cu) or _SEESAW, _SEESAW_LEAN (attn_mla_seesaw.cu) */
 } km_mla_config;
 
 /* The wgmma kernel's variants. SPLIT_S: both warpgroups compute S for 32 tokens each (Q read from shared
@@ -91,14 +91,18 @@ typedef struct km_mla_config {
  * SPLIT_K: as ONE_S_N256, but both warpgroups compute S over half of the dims each and warpgroup 1 hands
  * its fp32 partial to warpgroup 0 through shared memory. SEESAW (kernels/attn_mla_seesaw.cu, bf16 latents only):
  * two tiles per step, each warpgroup the S and softmax of one of them and half of O, so one warpgroup's softmax
- * runs beside the other's MMAs; a ninth warp loads the tiles in halves through mbarriers (288 threads).
+ * runs beside the other's MMAs; each warpgroup refills the half tiles it read last, in halves through mbarriers.
  * L2_AHEAD1 / L2_AHEAD2: ONE_S_N256, with the tile 1 or 2 past the one being loaded into shared memory
  * requested into L2 by one bulk prefetch (cp.async.bulk.prefetch.L2), each CTA of a sequence's head groups
  * its share of the tile's bytes, so that the refill of a stage waits on L2 rather than on HBM.
  * LEAN_LOAD: ONE_S_N256 with the loading warpgroup's copies at fixed offsets from two per-thread bases (no
  * division or swizzle arithmetic per 16-byte chunk; fp8: the raw tile's plain copy) and each tile's block-table entry
  * read a tile earlier than its copies need it; LEAN_L2 adds the next tile but one requested into L2 (as
- * L2_AHEAD1, from the entry read ahead). */
+ * L2_AHEAD1, from the entry read ahead). LEAN_DESC: LEAN_LOAD with every wgmma descriptor one add from a per-tile
+ * base (desc_at) instead of built per k-step. SEESAW_LEAN (bf16 only): SEESAW with each half tile's copies at
+ * fixed offsets (load_blocks_lean), the next pair's block-table entries read at the start of the pair, and the
+ * descriptors of LEAN_DESC. */
+#define KM_MLA_WG_IS_SEESAW(v) ((v) == KM_MLA_WG_SEESAW || (v) == KM_MLA_WG_SEESAW_LEAN)
 enum {
   KM_MLA_WG_SPLIT_S = 1,
   KM_MLA_WG_ONE_S = 2,
@@ -108,7 +112,9 @@ enum {
   KM_MLA_WG_L2_AHEAD1 = 6,
   KM_MLA_WG_L2_AHEAD2 = 7,
   KM_MLA_WG_LEAN_LOAD = 8,
-  KM_MLA_WG_LEAN_L2 = 9
+  KM_MLA_WG_LEAN_L2 = 9,
+  KM_MLA_WG_LEAN_DESC = 10,
+  KM_MLA_WG_SEESAW_LEAN = 11
 };
 #define KM_MLA_WG_DEFAULT KM_MLA_WG_ONE_S_N256
 
@@ -127,6 +133,8 @@ typedef enum km_mla_kernel {
   KM_MLA_KERNEL_WGMMA_L2_AHEAD2,
   KM_MLA_KERNEL_WGMMA_LEAN_LOAD,
   KM_MLA_KERNEL_WGMMA_LEAN_L2,
+  KM_MLA_KERNEL_WGMMA_LEAN_DESC,
+  KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, /* bf16 latents only */
 } km_mla_kernel;
 
 /* 0 when the shape is supported, else a static reason. */

@@ -132,7 +132,7 @@ const void *wg_kernel(km_mla_kv kv, int variant);
 int wg_smem_bytes(km_mla_kv kv, int variant);
 int wg_threads(int variant);
 // The two-tile kernel of attn_mla_seesaw.cu (bf16 latents).
-const void *seesaw_kernel();
+const void *seesaw_kernel(bool lean);  // lean: KM_MLA_WG_SEESAW_LEAN
 int seesaw_smem_bytes();
 int seesaw_threads();
 

@@ -98,7 +98,9 @@ __device__ __forceinline__ void load_half(uint32_t dst, const char *src, int val
   }
 }
 
-// S (+)= Q C^T over half h of the dims (h 0: k-steps 0-15, the blocks 0-3; 1: k-steps 16-35), one batch.
+// S (+)= Q C^T over half h of the dims (h 0: k-steps 0-15, the blocks 0-3; 1: k-steps 16-35), one batch. L
+// (SEESAW_LEAN): each descriptor one add from the two bases (desc_at), not built per k-step.
+template <bool L>
 __device__ __forceinline__ void s_half(float (&s)[32], uint32_t q_u, uint32_t t_u, int h, bool first) {
   // the 36 descriptor pairs are the same every pair of tiles: computed here each time, not hoisted out of the
   // loop into registers (ptxas spilled them there)
@@ -108,7 +110,10 @@ __device__ __forceinline__ void s_half(float (&s)[32], uint32_t q_u, uint32_t t_
   for (int k = 0; k < (h ? 20 : 16); ++k) {
     const int kk = (h ? 16 : 0) + k;
     const uint32_t koff = (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32);
-    wgmma_s64(s, desc(q_u + koff, 16, 1024), desc(t_u + koff, 16, 1024), first && k == 0 ? 0 : 1);
+    if constexpr (L)
+      wgmma_s64(s, desc_at(desc(q_u, 16, 1024), koff), desc_at(desc(t_u, 16, 1024), koff), first && k == 0 ? 0 : 1);
+    else
+      wgmma_s64(s, desc(q_u + koff, 16, 1024), desc(t_u + koff, 16, 1024), first && k == 0 ? 0 : 1);
   }
   wg_commit();
 }
@@ -157,20 +162,27 @@ __device__ __forceinline__ void scale_o(float (&o)[2][64], float f0, float f1) {
     }
 }
 
-// O (+)= P V over this warpgroup's 256 dims (blocks 4 wg .. +3 of the tile), P from registers or shared memory.
+// The descriptor of k-step ks of this warpgroup's V (blocks 4 wg .. +3 of the tile); L: by desc_at.
+template <bool L>
+__device__ __forceinline__ uint64_t v_desc(uint32_t t_u, int wg, int ks) {
+  if constexpr (L) return desc_at(desc(t_u + wg * 4 * KB_BYTES, KB_BYTES, 1024), ks * 16 * 128);
+  return desc(t_u + wg * 4 * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024);
+}
+// O (+)= P V over this warpgroup's 256 dims, P from registers or shared memory.
+template <bool L>
 __device__ __forceinline__ void pv_regs(float (&o)[2][64], const uint32_t (&pa)[4][4], uint32_t t_u, int wg) {
   wg_fence();
 #pragma unroll
-  for (int ks = 0; ks < 4; ++ks)
-    wgmma_o256_rs(o[0], o[1], pa[ks], desc(t_u + wg * 4 * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024));
+  for (int ks = 0; ks < 4; ++ks) wgmma_o256_rs(o[0], o[1], pa[ks], v_desc<L>(t_u, wg, ks));
   wg_commit();
 }
+template <bool L>
 __device__ __forceinline__ void pv_smem(float (&o)[2][64], uint32_t p_u, uint32_t t_u, int wg) {
   wg_fence();
 #pragma unroll
   for (int ks = 0; ks < 4; ++ks)
-    wgmma_o256(o[0], o[1], desc(p_u + ks * 32, 16, 1024), desc(t_u + wg * 4 * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024),
-               1);
+    wgmma_o256(o[0], o[1], L ? desc_at(desc(p_u, 16, 1024), ks * 32) : desc(p_u + ks * 32, 16, 1024),
+               v_desc<L>(t_u, wg, ks), 1);
   wg_commit();
 }
 #endif
@@ -186,17 +198,35 @@ struct Ctx {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ uint32_t full_bar(const Ctx &x, int t, int h) { return x.bar_u + 8 * (2 * t + h); }
 
-// Half h of tile t of pair pr (tile index tb + 2 pr + t; past the chunk: a tile of no tokens) by this warpgroup's
-// 128 threads, then their arrivals on the half's mbarrier.
-__device__ __forceinline__ void refill(const Params &p, const Ctx &x, int pr, int t, int h, int idx) {
+// The latent rows of the chunk's tile it (past the chunk: a tile of no tokens, which reads nothing).
+__device__ __forceinline__ const char *pair_tile_src(const Params &p, const Ctx &x, int it) {
+  return it < x.n ? tile_src<2>(p, x.table, x.tb + it) : p.cache;
+}
+// Half h of tile t of pair pr (tile index tb + 2 pr + t), from src, by this warpgroup's 128 threads, then their
+// arrivals on the half's mbarrier. L: the copies at fixed offsets (load_blocks_lean).
+template <bool L>
+__device__ __forceinline__ void refill_from(const Ctx &x, const char *src, int pr, int t, int h, int idx) {
   const int it = 2 * pr + t;
   const int valid = it < x.n ? min(TILE, x.ctx - (x.tb + it) * TILE) : 0;
-  const char *src = valid > 0 ? tile_src<2>(p, x.table, x.tb + it) : p.cache;
-  load_half(t ? x.t1_u : x.t0_u, src, valid, h, idx);
+  const uint32_t dst = t ? x.t1_u : x.t0_u;
+  if constexpr (L) {
+    if (h)
+      load_blocks_lean<4, KBLK>(dst, src, valid, idx);
+    else
+      load_blocks_lean<0, 4>(dst, src, valid, idx);
+  } else {
+    load_half(dst, src, valid, h, idx);
+  }
   cp_async_arrive(full_bar(x, t, h));
 }
+template <bool L>
+__device__ __forceinline__ void refill(const Params &p, const Ctx &x, int pr, int t, int h, int idx) {
+  refill_from<L>(x, pair_tile_src(p, x, 2 * pr + t), pr, t, h, idx);
+}
 
-template <int WG>
+// L (SEESAW_LEAN): the next pair's two block-table entries read at the top of the pair, a softmax before the
+// refills that use them.
+template <int WG, bool L>
 __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) {
   const int tid = threadIdx.x & 127, warp = tid >> 5, lane = tid & 31, g = lane >> 2, c = lane & 3;
   const int r0 = 16 * warp + g, r1 = r0 + 8;
@@ -215,15 +245,24 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
   mbar_wait(x.bar_u + 8 * 4, 0);  // Q
   constexpr int HF = WG;          // warpgroup 0 loads left halves, so its own tile's left half comes first
   wait_loaded(full_bar(x, WG, HF), 0);
-  s_half(s, x.q_u, my_u, HF, true);
+  s_half<L>(s, x.q_u, my_u, HF, true);
   wait_loaded(full_bar(x, WG, HF ^ 1), 0);
-  s_half(s, x.q_u, my_u, HF ^ 1, false);
+  s_half<L>(s, x.q_u, my_u, HF ^ 1, false);
   wg_wait<0>();
   pin(s);
 
   for (int pr = 0; pr < pairs; ++pr) {
     const bool more = pr + 1 < pairs;
     const int nxt = (pr + 1) & 1;
+    const char *src0 = nullptr, *src1 = nullptr;  // L: the next pair's tiles
+    if (L && more) src0 = pair_tile_src(p, x, 2 * pr + 2), src1 = pair_tile_src(p, x, 2 * pr + 3);
+    // half h of the next pair's tile t
+    const auto next = [&](int t, int h) {
+      if constexpr (L)
+        refill_from<true>(x, t ? src1 : src0, pr + 1, t, h, tid);
+      else
+        refill<false>(p, x, pr + 1, t, h, tid);
+    };
     if (WG == 0) {
       // ---- softmax of tile t0: m0, c0 to warpgroup 1
       const int valid = min(TILE, x.ctx - (x.tb + 2 * pr) * TILE);
@@ -243,7 +282,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       // warpgroup 1; then tile 0's left half is read: refill it (after the proxy fence, which would wait for the
       // refill's loads)
       pin(o[0]), pin(o[1]);
-      pv_regs(o, pa, x.t0_u, 0);
+      pv_regs<L>(o, pa, x.t0_u, 0);
       nb_sync(NB_D);
       const float d0 = sd[r0], d1 = sd[r1];
       store_p(x.base + OFF_T0 + 8 * KB_BYTES, s, d0, d1, r0, r1, c);
@@ -251,20 +290,20 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       nb_sync(NB_P);
       wg_wait<0>();
       pin(o[0]), pin(o[1]), pin_u(pa);
-      if (more) refill(p, x, pr + 1, 0, 0, tid);
+      if (more) next(0, 0);
       // ---- O_L = O_L d + P1 V1_L (P1 from shared memory)
       ls0 *= d0, ls1 *= d1;
       scale_o(o, d0, d1);
       pin(o[0]), pin(o[1]);
-      pv_smem(o, x.p1_u, x.t1_u, 0);
+      pv_smem<L>(o, x.p1_u, x.t1_u, 0);
       if (more) {
         // ---- the next t0's S beside P1 V1_L; tile 1's left half refilled as soon as P1 V1_L has read it
         wait_loaded(full_bar(x, 0, 0), nxt);
-        s_half(s, x.q_u, x.t0_u, 0, true);
+        s_half<L>(s, x.q_u, x.t0_u, 0, true);
         wg_wait<1>();
-        refill(p, x, pr + 1, 1, 0, tid);
+        next(1, 0);
         wait_loaded(full_bar(x, 0, 1), nxt);
-        s_half(s, x.q_u, x.t0_u, 1, false);
+        s_half<L>(s, x.q_u, x.t0_u, 1, false);
       }
       wg_wait<0>();
       pin(o[0]), pin(o[1]), pin(s);
@@ -292,20 +331,20 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
       nb_sync(NB_P);
       // ---- O_R = O_R c0 d + (P0 d) V0_R + P1 V1_R, tile 0's right half first so that it is refilled first
       pin(o[0]), pin(o[1]);
-      pv_smem(o, x.t0_u + 8 * KB_BYTES, x.t0_u, 1);
-      pv_regs(o, pa, x.t1_u, 1);
+      pv_smem<L>(o, x.t0_u + 8 * KB_BYTES, x.t0_u, 1);
+      pv_regs<L>(o, pa, x.t1_u, 1);
       wg_wait<1>();
-      if (more) refill(p, x, pr + 1, 0, 1, tid);
+      if (more) next(0, 1);
       wg_wait<0>();
       pin(o[0]), pin(o[1]), pin_u(pa);
       if (more) {
         // ---- tile 1's right half refilled, then the next t1's S, its left half (refilled by warpgroup 0 after
         // P1 V1_L) first
-        refill(p, x, pr + 1, 1, 1, tid);
+        next(1, 1);
         wait_loaded(full_bar(x, 1, 0), nxt);
-        s_half(s, x.q_u, x.t1_u, 0, true);
+        s_half<L>(s, x.q_u, x.t1_u, 0, true);
         wait_loaded(full_bar(x, 1, 1), nxt);
-        s_half(s, x.q_u, x.t1_u, 1, false);
+        s_half<L>(s, x.q_u, x.t1_u, 1, false);
         wg_wait<0>();
         pin(s);
       }
@@ -332,6 +371,7 @@ __device__ __forceinline__ void seesaw_warpgroup(const Params &p, const Ctx &x) 
 }
 #endif
 
+template <bool L>
 __global__ void __launch_bounds__(SS_THREADS, 1) mla_seesaw_kernel(const Params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
@@ -357,12 +397,12 @@ __global__ void __launch_bounds__(SS_THREADS, 1) mla_seesaw_kernel(const Params 
   }
   cp_async_arrive(x.bar_u + 8 * 4);
   const int wg = tid >> 7;
-  refill(p, x, 0, wg, wg, tid & 127);
-  refill(p, x, 0, wg ^ 1, wg, tid & 127);
+  refill<L>(p, x, 0, wg, wg, tid & 127);
+  refill<L>(p, x, 0, wg ^ 1, wg, tid & 127);
   if (wg == 0)
-    seesaw_warpgroup<0>(p, x);
+    seesaw_warpgroup<0, L>(p, x);
   else
-    seesaw_warpgroup<1>(p, x);
+    seesaw_warpgroup<1, L>(p, x);
 #endif
 }
 
@@ -370,7 +410,9 @@ __global__ void __launch_bounds__(SS_THREADS, 1) mla_seesaw_kernel(const Params 
 
 namespace km_mla_dev {
 
-const void *seesaw_kernel() { return (const void *)&mla_seesaw_kernel; }
+const void *seesaw_kernel(bool lean) {
+  return lean ? (const void *)&mla_seesaw_kernel<true> : (const void *)&mla_seesaw_kernel<false>;
+}
 int seesaw_smem_bytes() { return SS_SMEM; }
 int seesaw_threads() { return SS_THREADS; }
 

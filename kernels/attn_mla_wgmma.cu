@@ -93,21 +93,9 @@ __device__ __forceinline__ void load_raw_lean(uint32_t dst, const char *src, int
     cp_async16(dst + l * 16 + k * 2048, src + l * 16 + k * 2048, l + 128 * k < lim ? 16 : 0);
 }
 
-// bf16 tile -> the blocked layout by the 128 threads of one warpgroup with every offset fixed: thread l copies
-// 16-byte chunk c8 = l % 8 of each 64-dim block b (chunk 8b + c8) of rows l / 8 + 16 g (g 0..3). Row r's chunk
-// cc sits at kaddr(r, cc) = b x KB_BYTES + r x 128 + ((c8 ^ (r & 7)) << 4), and r & 7 = (l / 8) & 7 for every g,
-// so past the two bases below each of the 36 copies has an immediate offset (a warp: 4 rows x 128 bytes of one
-// block, whole lines). Rows past `valid` read nothing and are zero-filled.
+// bf16 tile -> the blocked layout by the 128 threads of one warpgroup, all nine blocks at fixed offsets.
 __device__ __forceinline__ void load_tile_lean(uint32_t dst, const char *src, int valid, int l) {
-  const int c8 = l & 7, rs = l >> 3;
-  const char *s = src + rs * (D * 2) + c8 * 16;
-  const uint32_t d = dst + rs * 128 + ((c8 ^ (rs & 7)) << 4);
-#pragma unroll
-  for (int g = 0; g < TILE / 16; ++g) {
-    const int n = rs + 16 * g < valid ? 16 : 0;
-#pragma unroll
-    for (int b = 0; b < KBLK; ++b) cp_async16(d + b * KB_BYTES + g * 16 * 128, s + g * 16 * D * 2 + b * 128, n);
-  }
+  load_blocks_lean<0, KBLK>(dst, src, valid, l);
 }
 #endif
 
@@ -122,10 +110,12 @@ __device__ __forceinline__ void load_tile_lean(uint32_t dst, const char *src, in
 // it issues tile t + 1's copies into shared memory (tiles tb + 1 .. tb + N before the loop).
 constexpr int SPLIT_S = KM_MLA_WG_SPLIT_S, ONE_S = KM_MLA_WG_ONE_S, ONE_S_N256 = KM_MLA_WG_ONE_S_N256,
               SPLIT_K = KM_MLA_WG_SPLIT_K, L2_AHEAD1 = KM_MLA_WG_L2_AHEAD1, L2_AHEAD2 = KM_MLA_WG_L2_AHEAD2,
-              LEAN_LOAD = KM_MLA_WG_LEAN_LOAD, LEAN_L2 = KM_MLA_WG_LEAN_L2;
+              LEAN_LOAD = KM_MLA_WG_LEAN_LOAD, LEAN_L2 = KM_MLA_WG_LEAN_L2, LEAN_DESC = KM_MLA_WG_LEAN_DESC;
 // LEAN_LOAD / LEAN_L2: ONE_S_N256 with load_tile_lean (fp8: load_raw_lean), and the block-table entries of the next two tiles
 // held in registers (nx1: the tile whose copies go out this step; nx2: the one after, read a step early, so no
-// copy waits on a table load); LEAN_L2 requests nx2's tile into L2 when nx1's copies go out.
+// copy waits on a table load); LEAN_L2 requests nx2's tile into L2 when nx1's copies go out. LEAN_DESC: LEAN_LOAD
+// with the wgmma descriptors one add each from per-tile bases (desc_at): Nsight Compute put ~420 uniform-datapath
+// instructions per warp and tile (mask, shift, insert per descriptor) among S's 36 wgmma issues.
 
 template <int KV, int V>
 __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
@@ -134,7 +124,8 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
   constexpr bool ONE = V != SPLIT_S;  // S over all 64 tokens, the softmax by warpgroup 0 alone
   constexpr bool SK = V == SPLIT_K;   // S's k-steps split over both warpgroups
   constexpr int L2A = V == L2_AHEAD1 ? 1 : V == L2_AHEAD2 ? 2 : 0;  // tiles requested into L2 ahead of the copies
-  constexpr bool LEAN = V == LEAN_LOAD || V == LEAN_L2;
+  constexpr bool LEAN = V == LEAN_LOAD || V == LEAN_L2 || V == LEAN_DESC;
+  constexpr bool DESC = V == LEAN_DESC;
   constexpr bool WG1_LOADS = V == ONE_S || V == ONE_S_N256 || L2A > 0 || LEAN;
   constexpr bool N256 = V == ONE_S_N256 || V == SPLIT_K || L2A > 0 || LEAN;
   constexpr int EB = FP8 ? 1 : 2;
@@ -246,11 +237,13 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
       pin(s);  // the accumulators are written before the fence, not sunk past the first MMA
       wg_fence();
       const int k0 = SK ? wg * KSTEPS : 0;
+      const uint64_t qd = desc(q_u, 16, 1024), td = desc(tile_u, 16, 1024);  // DESC's bases (ONE: no token offset)
 #pragma unroll
       for (int k = 0; k < KSTEPS; ++k) {
         const int kk = k0 + k;
         const uint32_t koff = (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32);
-        const uint64_t a = desc(q_u + koff, 16, 1024), b = desc(tile_u + koff + (ONE ? 0 : wg * 32 * 128), 16, 1024);
+        const uint64_t a = DESC ? desc_at(qd, koff) : desc(q_u + koff, 16, 1024),
+                       b = DESC ? desc_at(td, koff) : desc(tile_u + koff + (ONE ? 0 : wg * 32 * 128), 16, 1024);
         if constexpr (ONE)
           wgmma_s64(s, a, b, k);
         else
@@ -351,11 +344,14 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     pin(o[0]);
     pin(o[1]);
     wg_fence();
+    const uint64_t pd = desc(p_u, 16, 1024), vd = desc(tile_u + wg * 4 * KB_BYTES, KB_BYTES, 1024);  // DESC's bases
 #pragma unroll
     for (int ks = 0; ks < TILE / 16; ++ks) {
-      const uint64_t a = desc(p_u + ks * 32, 16, 1024);
+      const uint64_t a = DESC ? desc_at(pd, ks * 32) : desc(p_u + ks * 32, 16, 1024);
       if constexpr (N256) {
-        wgmma_o256(o[0], o[1], a, desc(tile_u + wg * 4 * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024), 1);
+        wgmma_o256(o[0], o[1], a,
+                   DESC ? desc_at(vd, ks * 16 * 128) : desc(tile_u + wg * 4 * KB_BYTES + ks * 16 * 128, KB_BYTES, 1024),
+                   1);
       } else {
 #pragma unroll
         for (int h = 0; h < 2; ++h)
@@ -415,15 +411,17 @@ const void *wg_kernel(km_mla_kv kv, int variant) {
     case L2_AHEAD2: return pick<L2_AHEAD2>(kv);
     case LEAN_LOAD: return pick<LEAN_LOAD>(kv);
     case LEAN_L2: return pick<LEAN_L2>(kv);
-    case KM_MLA_WG_SEESAW: return kv == KM_MLA_BF16 ? seesaw_kernel() : nullptr;
+    case LEAN_DESC: return pick<LEAN_DESC>(kv);
+    case KM_MLA_WG_SEESAW:
+    case KM_MLA_WG_SEESAW_LEAN: return kv == KM_MLA_BF16 ? seesaw_kernel(variant == KM_MLA_WG_SEESAW_LEAN) : nullptr;
     default: return nullptr;
   }
 }
 
 int wg_smem_bytes(km_mla_kv kv, int variant) {
-  return variant == KM_MLA_WG_SEESAW ? seesaw_smem_bytes() : smem_need(kv == KM_MLA_FP8_E4M3);
+  return KM_MLA_WG_IS_SEESAW(variant) ? seesaw_smem_bytes() : smem_need(kv == KM_MLA_FP8_E4M3);
 }
 
-int wg_threads(int variant) { return variant == KM_MLA_WG_SEESAW ? seesaw_threads() : THREADS; }
+int wg_threads(int variant) { return KM_MLA_WG_IS_SEESAW(variant) ? seesaw_threads() : THREADS; }
 
 }  // namespace km_mla_dev

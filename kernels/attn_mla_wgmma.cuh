@@ -29,6 +29,29 @@ __device__ __forceinline__ uint64_t desc(uint32_t start, uint32_t lbo, uint32_t 
   return (uint64_t)((start & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
          ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
+// The descriptor of start + off from desc(start, ...), for off a multiple of 16 that keeps the start field below
+// 2^18 (any shared-memory address): off / 16 added to the low word, so a constant off costs one add, not the
+// mask, shift and insert of desc().
+__device__ __forceinline__ uint64_t desc_at(uint64_t d, uint32_t off) {
+  return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (off >> 4));
+}
+// Blocks B0 .. B1 - 1 (64 dims each) of a bf16 tile -> the blocked layout by the 128 threads of one warpgroup with
+// every offset fixed: thread l copies 16-byte chunk c8 = l % 8 of each block b (chunk 8b + c8) of rows l / 8 + 16 g
+// (g 0..3). Row r's chunk cc sits at kaddr(r, cc) = b x KB_BYTES + r x 128 + ((c8 ^ (r & 7)) << 4), and r & 7 =
+// (l / 8) & 7 for every g, so past the two bases below each copy has an immediate offset (a warp: 4 rows x 128 bytes
+// of one block, whole lines). Rows past `valid` read nothing and are zero-filled.
+template <int B0, int B1>
+__device__ __forceinline__ void load_blocks_lean(uint32_t dst, const char *src, int valid, int l) {
+  const int c8 = l & 7, rs = l >> 3;
+  const char *s = src + rs * (D * 2) + c8 * 16;
+  const uint32_t d = dst + rs * 128 + ((c8 ^ (rs & 7)) << 4);
+#pragma unroll
+  for (int g = 0; g < TILE / 16; ++g) {
+    const int n = rs + 16 * g < valid ? 16 : 0;
+#pragma unroll
+    for (int b = B0; b < B1; ++b) cp_async16(d + b * KB_BYTES + g * 16 * 128, s + g * 16 * D * 2 + b * 128, n);
+  }
+}
 // This thread's part of a warpgroup's half of O (two m64n256 accumulators' halves), zeroed before the first tile.
 __device__ __forceinline__ void zero_o(float (&o)[2][64]) {
 #pragma unroll

@@ -381,6 +381,10 @@ static const char *kernel_text(const km_mla_config *cfg) {
       [KM_MLA_WG_LEAN_LOAD] = "wgmma (sm_90a), S by one warpgroup, P V n256, copies at fixed offsets, table read ahead",
       [KM_MLA_WG_LEAN_L2] = "wgmma (sm_90a), S by one warpgroup, P V n256, copies at fixed offsets, table read ahead, "
                             "the next tile but one requested into L2",
+      [KM_MLA_WG_LEAN_DESC] = "wgmma (sm_90a), S by one warpgroup, P V n256, copies at fixed offsets, table read ahead, "
+                              "descriptors by one add",
+      [KM_MLA_WG_SEESAW_LEAN] = "wgmma (sm_90a), two tiles per step, the warpgroups alternating, copies at fixed "
+                                "offsets, table read a pair ahead, descriptors by one add",
   };
   if (cfg->wgmma > 0 && cfg->wgmma < (int)(sizeof wgmma / sizeof wgmma[0]) && wgmma[cfg->wgmma])
     return wgmma[cfg->wgmma];
@@ -469,16 +473,28 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
   X(l2a1, KM_MLA_KERNEL_WGMMA_L2_AHEAD1, "as the default, with the tile after the one being copied requested into L2") \
   X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as the default, with the tile two after the one being copied requested into L2") \
   X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, "as the default, with the copies at fixed offsets and the block table read a tile ahead") \
-  X(lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, "as wg_lean, with the tile after the one being copied requested into L2")
+  X(lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, "as wg_lean, with the tile after the one being copied requested into L2") \
+  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, "as wg_lean, with each wgmma descriptor one add from a per-tile base") \
+  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, "as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the descriptors of wg_lean_desc")
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
 P_K(quick_l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 4, 2048);
 P_K(quick_lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, 128, BF, 4, 2048);
-/* the lean copies at the grid's other bf16 points of 128 heads */
-P_K(wg_lean_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 64, 32768);
-P_K(wg_lean_bf16_b1_32k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 1, 32768);
-P_K(wg_lean_bf16_b1_8k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, BF, 1, 8192);
-P_K(wg_lean_fp8_b64_8k, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, 128, E4, 64, 8192);
+P_K(quick_lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, 128, BF, 4, 2048);
+P_K(quick_seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, 128, BF, 4, 2048);
+/* variants at the grid's other points of 128 heads: (variant, kind, format, batch, context) */
+#define WG_POINTS(X)                                                     \
+  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, bf16, BF, 64, 32768, 32k)       \
+  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, bf16, BF, 1, 32768, 32k)        \
+  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, bf16, BF, 1, 8192, 8k)          \
+  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, fp8_e4m3, E4, 64, 8192, 8k)     \
+  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, bf16, BF, 64, 32768, 32k)  \
+  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, bf16, BF, 1, 32768, 32k)   \
+  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, fp8_e4m3, E4, 64, 8192, 8k) \
+  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, bf16, BF, 64, 32768, 32k) \
+  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, bf16, BF, 1, 32768, 32k)
+#define WG_POINT_PARAMS(v, k, f, kv, b, c, cs) P_K(wg_##v##_##f##_b##b##_##cs, k, 128, kv, b, c);
+WG_POINTS(WG_POINT_PARAMS)
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
 P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
@@ -511,14 +527,10 @@ static const km_case attn_mla_cases[] = {
   {"attn/mla/h128/bf16/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b64, 0,          \
    "attn/mla/h128/bf16/b64/ctx8k"},
     WG_VARIANTS(WG_ROWS)
-#define LEAN_ROW(b, cs)                                                                                             \
-  {"attn/mla/h128/bf16/b" #b "/ctx" #cs "/wg_lean", T_MLA,                                                         \
-   "wgmma variant: as the default, with the copies at fixed offsets and the block table read a tile ahead", run_mla, \
-   &wg_lean_bf16_b##b##_##cs, 0, "attn/mla/h128/bf16/b" #b "/ctx" #cs},
-    LEAN_ROW(64, 32k) LEAN_ROW(1, 32k) LEAN_ROW(1, 8k)
-    {"attn/mla/h128/fp8_e4m3/b64/ctx8k/wg_lean", T_MLA,
-     "wgmma variant: as the default, with the raw tile's copies at fixed offsets and the block table read a tile ahead",
-     run_mla, &wg_lean_fp8_b64_8k, 0, "attn/mla/h128/fp8_e4m3/b64/ctx8k"},
+#define WG_POINT_ROWS(v, k, f, kv, b, c, cs)                                                                  \
+  {"attn/mla/h128/" #f "/b" #b "/ctx" #cs "/wg_" #v, T_MLA, "wgmma variant " #v " (attn_mla.h: KM_MLA_WG_*)", run_mla, \
+   &wg_##v##_##f##_b##b##_##cs, 0, "attn/mla/h128/" #f "/b" #b "/ctx" #cs},
+    WG_POINTS(WG_POINT_ROWS)
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
@@ -533,6 +545,13 @@ static const km_case attn_mla_cases[] = {
     {"attn/mla/h128/bf16/b4/ctx2k/wg_lean_l2/quick", T_MLA,
      "wgmma variant: as wg_lean, with the tile after the one being copied requested into L2", run_mla, &quick_lean_l2,
      KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
+    {"attn/mla/h128/bf16/b4/ctx2k/wg_lean_desc/quick", T_MLA,
+     "wgmma variant: as wg_lean, with each wgmma descriptor one add from a per-tile base", run_mla, &quick_lean_desc,
+     KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
+    {"attn/mla/h128/bf16/b4/ctx2k/wg_seesaw_lean/quick", T_MLA,
+     "wgmma variant: as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the "
+     "descriptors of wg_lean_desc",
+     run_mla, &quick_seesaw_lean, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h16/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8_h16, KM_CASE_QUICK,
      "attn/mla/h16/bf16/b4/ctx2k/quick"},
     {"baseline/attn/mla/naive/h128/bf16/b16/ctx4k", T_MLA,

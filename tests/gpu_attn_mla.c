@@ -241,6 +241,7 @@ static void test_config(void) {
   {
     const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw kernel takes bf16 latents only */
     KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_SEESAW, &c) == cudaErrorNotSupported);
+    KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, &c) == cudaErrorNotSupported);
   }
   const km_mla_shape h32 = {32, 64, KM_MLA_BF16}; /* 32 heads: no group of 64, mma.sync */
   KM_EXPECT_CUDA(km_mla_pick_config(&h32, 0, &c));
@@ -333,6 +334,22 @@ int main(void) {
       {"192 heads, wgmma lean l2", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
       {"64 heads, block size 128, wgmma lean", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
       {"64 heads, block size 128, split 3, wgmma lean l2", 64, B, 128, 2, c_bs128, 3, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
+      /* descriptors by one add; the seesaw with lean copies: odd and even chunks, one tile, context 1, blocks of two
+       * tiles, three head groups */
+      {"128 heads, one long, many short, wgmma lean desc", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_DESC},
+      {"128 heads, b1, one-tile chunks, wgmma lean desc", 128, B, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_DESC},
+      {"64 heads, block size 128, split 3, wgmma lean desc", 64, B, 128, 2, c_bs128, 3, 0, 0,
+       KM_MLA_KERNEL_WGMMA_LEAN_DESC},
+      {"128 heads, one long, many short, wgmma seesaw lean", 128, B, 64, 8, c_long, 0, 0, 0,
+       KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      {"128 heads, one long, many short, split 4, wgmma seesaw lean", 128, B, 64, 8, c_long, 4, 0, 0,
+       KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      {"128 heads, b1, split 3, wgmma seesaw lean", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      {"128 heads, b1, one-tile chunks, wgmma seesaw lean", 128, B, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      {"128 heads, b1, no split, wgmma seesaw lean", 128, B, 64, 1, c1k, 1000, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      {"128 heads, context 1, wgmma seesaw lean", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      {"64 heads, block size 128, wgmma seesaw lean", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      {"192 heads, wgmma seesaw lean", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 16 heads, one long, many short", 16, E4, 64, 8, c_long, 0, 0, 0},
@@ -354,6 +371,8 @@ int main(void) {
       {"fp8 128 heads, b1, split 3, wgmma l2 ahead 1", 128, E4, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_L2_AHEAD1},
       {"fp8 128 heads, one long, many short, wgmma lean", 128, E4, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_LOAD},
       {"fp8 128 heads, b1, one-tile chunks, wgmma lean l2", 128, E4, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_LEAN_L2},
+      {"fp8 128 heads, one long, many short, wgmma lean desc", 128, E4, 64, 8, c_long, 0, 0, 0,
+       KM_MLA_KERNEL_WGMMA_LEAN_DESC},
       {"fp8 64 heads, block size 128, split 3, wgmma lean l2", 64, E4, 128, 2, c_bs128, 3, 0, 0,
        KM_MLA_KERNEL_WGMMA_LEAN_L2},
   };
