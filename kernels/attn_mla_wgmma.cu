@@ -97,6 +97,21 @@ __device__ __forceinline__ void load_raw_lean(uint32_t dst, const char *src, int
 __device__ __forceinline__ void load_tile_lean(uint32_t dst, const char *src, int valid, int l) {
   load_blocks_lean<0, KBLK>(dst, src, valid, l);
 }
+// LEAN, at step t: tile t + 1's copies into dst from nx1 (fp8: the raw codes; L2: nx2's tile requested into L2),
+// then the entries move up a tile and tile t + 3's is read.
+template <bool FP8, bool L2>
+__device__ __forceinline__ void lean_next(const Params &p, const int32_t *table, uint32_t dst, int t, int te, int ctx,
+                                          int lidx, const char *&nx1, const char *&nx2) {
+  constexpr int EB = FP8 ? 1 : 2;
+  const int valid = min(TILE, ctx - (t + 1) * TILE);
+  if constexpr (FP8)
+    load_raw_lean(dst, nx1, valid, lidx);
+  else
+    load_tile_lean(dst, nx1, valid, lidx);
+  if (L2 && lidx == 0 && t + 2 < te) prefetch_share_l2<EB>(p, nx2, t + 2, ctx);
+  nx1 = nx2;
+  if (t + 3 < te) nx2 = tile_src<EB>(p, table, t + 3);
+}
 #endif
 
 // The variants (km_mla_config.wgmma): SPLIT_S, both warpgroups compute S for 32 tokens each and exchange
@@ -193,12 +208,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
                         // other raw stage, converted last time, are free)
       const int rb = it & 1;
       if constexpr (LEAN) {
-        if (more && loader) {
-          load_raw_lean(raw_u + (rb ^ 1) * RAW_BYTES, nx1, min(TILE, ctx - (t + 1) * TILE), lidx);
-          if (V == LEAN_L2 && lidx == 0 && t + 2 < te) prefetch_share_l2<EB>(p, nx2, t + 2, ctx);
-          nx1 = nx2;
-          if (t + 3 < te) nx2 = tile_src<EB>(p, table, t + 3);
-        }
+        if (more && loader) lean_next<FP8, V == LEAN_L2>(p, table, raw_u + (rb ^ 1) * RAW_BYTES, t, te, ctx, lidx, nx1, nx2);
       } else if (more && loader) {
         load_raw_tile<LSTEP>(raw_u + (rb ^ 1) * RAW_BYTES, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
                         lidx);
@@ -213,12 +223,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
       __syncthreads();  // tile t is in shared memory; every warpgroup is done with tile t - 1
       const int buf = it & 1;
       if constexpr (LEAN) {
-        if (more && loader) {
-          load_tile_lean(st_u + (buf ^ 1) * REGION, nx1, min(TILE, ctx - (t + 1) * TILE), lidx);
-          if (V == LEAN_L2 && lidx == 0 && t + 2 < te) prefetch_share_l2<EB>(p, nx2, t + 2, ctx);
-          nx1 = nx2;
-          if (t + 3 < te) nx2 = tile_src<EB>(p, table, t + 3);
-        }
+        if (more && loader) lean_next<FP8, V == LEAN_L2>(p, table, st_u + (buf ^ 1) * REGION, t, te, ctx, lidx, nx1, nx2);
       } else if (more && loader) {
         load_tile<LSTEP>(st_u + (buf ^ 1) * REGION, tile_src<EB>(p, table, t + 1), min(TILE, ctx - (t + 1) * TILE),
                          lidx);
