@@ -524,7 +524,7 @@ extern "C" int km_mla_smem_bytes(km_mla_kv kv, int rows, int stages) {
 
 extern "C" int km_mla_q_in_registers(int rows) { return q_in_registers(rows); }
 
-extern "C" int km_mla_wgmma_smem_bytes(km_mla_kv kv) { return wg_smem_bytes(kv, KM_MLA_WG_ONE_S_N256); }
+extern "C" int km_mla_wgmma_smem_bytes(km_mla_kv kv) { return wg_smem_bytes(kv, KM_MLA_WG_DEFAULT); }
 
 extern "C" int km_mla_seesaw_smem_bytes(void) { return seesaw_smem_bytes(); }
 

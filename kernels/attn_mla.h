@@ -98,7 +98,7 @@ typedef struct km_mla_config {
  * LEAN_LOAD: ONE_S_N256 with the loading warpgroup's copies at fixed offsets from two per-thread bases (no
  * division or swizzle arithmetic per 16-byte chunk; fp8: the raw tile's plain copy) and each tile's block-table entry
  * read a tile earlier than its copies need it; LEAN_L2 adds the next tile but one requested into L2 (as
- * L2_AHEAD1, from the entry read ahead). LEAN_DESC: LEAN_LOAD with every wgmma descriptor one add from a per-tile
+ * L2_AHEAD1, from the entry read ahead). LEAN_DESC (the default): LEAN_LOAD with every wgmma descriptor one add from a per-tile
  * base (desc_at) instead of built per k-step. SEESAW_LEAN (bf16 only): SEESAW with each half tile's copies at
  * fixed offsets (load_blocks_lean), the next pair's block-table entries read at the start of the pair, and the
  * descriptors of LEAN_DESC. */
@@ -116,7 +116,7 @@ enum {
   KM_MLA_WG_LEAN_DESC = 10,
   KM_MLA_WG_SEESAW_LEAN = 11
 };
-#define KM_MLA_WG_DEFAULT KM_MLA_WG_ONE_S_N256
+#define KM_MLA_WG_DEFAULT KM_MLA_WG_LEAN_DESC
 
 /* Which kernel km_mla_pick_config_kernel may take. AUTO: the wgmma kernel where the device is SM 9.0, this
  * build holds its sm_90a code and the heads come in groups of 64; else the mma.sync kernel. */

@@ -10,7 +10,8 @@
 // Variants (km_mla_config.wgmma, attn_mla.h): SPLIT_S, both warpgroups compute S for 32 tokens each
 // (m64n32k16) and exchange row maxima; ONE_S, warpgroup 0 computes S for all 64 tokens (m64n64k16: Q read
 // from shared memory once per tile, not twice) and the softmax while warpgroup 1 issues the next tile's
-// loads; ONE_S_N256 (the default), the same with each warpgroup's P V as one m64n256k16 per k-step;
+// loads; ONE_S_N256, the same with each warpgroup's P V as one m64n256k16 per k-step; LEAN_DESC (the default),
+// ONE_S_N256 with fixed-offset copies, the block table read ahead and each descriptor one add (below);
 // SPLIT_K, S's 36 k-steps split over both warpgroups, warpgroup 1's partial handed over in shared memory.
 // Shared memory read per tile and CTA by the MMAs: SPLIT_S 216 KiB (S) + 96 KiB (O), ONE_S 144 + 96,
 // ONE_S_N256 144 + 80, against 573 KiB of ldmatrix traffic in the mma.sync kernel. Measured at 128 heads,

@@ -468,33 +468,21 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
 #define WG_VARIANTS(X)                                                                  \
   X(split, KM_MLA_KERNEL_WGMMA_SPLIT_S, "both warpgroups compute S for 32 tokens each") \
   X(one, KM_MLA_KERNEL_WGMMA_ONE_S, "warpgroup 0 computes S for all 64 tokens and the softmax, warpgroup 1 loads, P V as m64n128k16") \
-  X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as the default, with S over half of the dims on each warpgroup") \
+  X(one_n256, KM_MLA_KERNEL_WGMMA_ONE_S_N256, "as wg_one, with P V as m64n256k16 (the default before the lean copies and descriptors)") \
+  X(split_k, KM_MLA_KERNEL_WGMMA_SPLIT_K, "as wg_one_n256, with S over half of the dims on each warpgroup") \
   X(seesaw, KM_MLA_KERNEL_WGMMA_SEESAW, "two tiles per step, each warpgroup the S and softmax of one and half of O") \
-  X(l2a1, KM_MLA_KERNEL_WGMMA_L2_AHEAD1, "as the default, with the tile after the one being copied requested into L2") \
-  X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as the default, with the tile two after the one being copied requested into L2") \
-  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, "as the default, with the copies at fixed offsets and the block table read a tile ahead") \
+  X(l2a1, KM_MLA_KERNEL_WGMMA_L2_AHEAD1, "as wg_one_n256, with the tile after the one being copied requested into L2") \
+  X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as wg_one_n256, with the tile two after the one being copied requested into L2") \
+  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, "as wg_one_n256, with the copies at fixed offsets and the block table read a tile ahead (the default without its descriptors by one add)") \
   X(lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, "as wg_lean, with the tile after the one being copied requested into L2") \
-  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, "as wg_lean, with each wgmma descriptor one add from a per-tile base") \
-  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, "as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the descriptors of wg_lean_desc")
+  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, "as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the default's descriptors")
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
 P_K(quick_l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 4, 2048);
 P_K(quick_lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, 128, BF, 4, 2048);
-P_K(quick_lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, 128, BF, 4, 2048);
 P_K(quick_seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, 128, BF, 4, 2048);
-/* variants at the grid's other points of 128 heads: (variant, kind, format, batch, context) */
-#define WG_POINTS(X)                                                     \
-  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, bf16, BF, 64, 32768, 32k)       \
-  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, bf16, BF, 1, 32768, 32k)        \
-  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, bf16, BF, 1, 8192, 8k)          \
-  X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, fp8_e4m3, E4, 64, 8192, 8k)     \
-  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, bf16, BF, 64, 32768, 32k)  \
-  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, bf16, BF, 1, 32768, 32k)   \
-  X(lean_desc, KM_MLA_KERNEL_WGMMA_LEAN_DESC, fp8_e4m3, E4, 64, 8192, 8k) \
-  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, bf16, BF, 64, 32768, 32k) \
-  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, bf16, BF, 1, 32768, 32k)
-#define WG_POINT_PARAMS(v, k, f, kv, b, c, cs) P_K(wg_##v##_##f##_b##b##_##cs, k, 128, kv, b, c);
-WG_POINTS(WG_POINT_PARAMS)
+/* the seesaw with the lean copies at the long context, where it matched the default in the call that compared them */
+P_K(wg_seesaw_lean_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, 128, BF, 64, 32768);
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
 P_ST(s2_bf16_h16_b64, 16, BF, 64, 8192, 2);
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
@@ -527,10 +515,10 @@ static const km_case attn_mla_cases[] = {
   {"attn/mla/h128/bf16/b64/ctx8k/wg_" #v, T_MLA, "wgmma variant: " what, run_mla, &wg_##v##_bf16_b64, 0,          \
    "attn/mla/h128/bf16/b64/ctx8k"},
     WG_VARIANTS(WG_ROWS)
-#define WG_POINT_ROWS(v, k, f, kv, b, c, cs)                                                                  \
-  {"attn/mla/h128/" #f "/b" #b "/ctx" #cs "/wg_" #v, T_MLA, "wgmma variant " #v " (attn_mla.h: KM_MLA_WG_*)", run_mla, \
-   &wg_##v##_##f##_b##b##_##cs, 0, "attn/mla/h128/" #f "/b" #b "/ctx" #cs},
-    WG_POINTS(WG_POINT_ROWS)
+    {"attn/mla/h128/bf16/b64/ctx32k/wg_seesaw_lean", T_MLA,
+     "wgmma variant: as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the default's "
+     "descriptors",
+     run_mla, &wg_seesaw_lean_bf16_b64_32k, 0, "attn/mla/h128/bf16/b64/ctx32k"},
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
@@ -540,17 +528,14 @@ static const km_case attn_mla_cases[] = {
     {"attn/mla/h128/bf16/b4/ctx2k/wg_seesaw/quick", T_MLA, "wgmma variant: two tiles per step, the warpgroups alternating",
      run_mla, &quick_seesaw, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h128/bf16/b4/ctx2k/wg_l2a2/quick", T_MLA,
-     "wgmma variant: as the default, with the tile two after the one being copied requested into L2", run_mla,
+     "wgmma variant: as wg_one_n256, with the tile two after the one being copied requested into L2", run_mla,
      &quick_l2a2, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h128/bf16/b4/ctx2k/wg_lean_l2/quick", T_MLA,
      "wgmma variant: as wg_lean, with the tile after the one being copied requested into L2", run_mla, &quick_lean_l2,
      KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
-    {"attn/mla/h128/bf16/b4/ctx2k/wg_lean_desc/quick", T_MLA,
-     "wgmma variant: as wg_lean, with each wgmma descriptor one add from a per-tile base", run_mla, &quick_lean_desc,
-     KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h128/bf16/b4/ctx2k/wg_seesaw_lean/quick", T_MLA,
      "wgmma variant: as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the "
-     "descriptors of wg_lean_desc",
+     "default's descriptors",
      run_mla, &quick_seesaw_lean, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h16/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8_h16, KM_CASE_QUICK,
      "attn/mla/h16/bf16/b4/ctx2k/quick"},
