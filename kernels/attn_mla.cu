@@ -584,8 +584,8 @@ extern "C" cudaError_t km_mla_pick_config_kernel(const km_mla_shape *s, int devi
   if (kind != KM_MLA_KERNEL_MMA) {
     const int variant = kind >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? KM_MLA_WG_SPLIT_S + (kind - KM_MLA_KERNEL_WGMMA_SPLIT_S)
                                                             : KM_MLA_WG_DEFAULT;
-    // the seesaw kernel takes bf16 latents only
-    const bool can = s->num_heads % 64 == 0 && (!KM_MLA_WG_IS_SEESAW(variant) || s->kv == KM_MLA_BF16) &&
+    // the seesaw and Q-in-registers kernels take bf16 latents only
+    const bool can = s->num_heads % 64 == 0 && (!KM_MLA_WG_BF16_ONLY(variant) || s->kv == KM_MLA_BF16) &&
                      km_mla_wgmma_usable(device);
     if (can) {
       km_mla_config c = {64, s->kv == KM_MLA_BF16 ? 2 : 1, 0, 0, variant};

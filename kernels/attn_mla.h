@@ -80,9 +80,10 @@ typedef struct km_mla_config {
   int stages;     /* bf16: 3 (16 rows: two tiles in flight during this one), 2 (the next tile) or 1; fp8: 1 raw stage */
   int smem_bytes; /* dynamic shared memory per CTA */
   int ctas;       /* CTAs resident at once on the device (SMs x CTAs per SM) */
-  int wgmma;      /* 0: mma.sync; 1-11: the warpgroup-MMA kernel (sm_90a, 64 rows) in variant KM_MLA_WG_SPLIT_S,
+  int wgmma;      /* 0: mma.sync; 1-12: the warpgroup-MMA kernel (sm_90a, 64 rows) in variant KM_MLA_WG_SPLIT_S,
                      _ONE_S, _ONE_S_N256, _SPLIT_K, _L2_AHEAD1, _L2_AHEAD2, _LEAN_LOAD, _LEAN_L2,
-                     _LEAN_DESC (kernels/attn_mla_wgmma.cu) or _SEESAW, _SEESAW_LEAN (attn_mla_seesaw.cu) */
+                     _LEAN_DESC (kernels/attn_mla_wgmma.cu), _SEESAW, _SEESAW_LEAN (attn_mla_seesaw.cu) or
+                     _QREG (attn_mla_qreg.cu) */
 } km_mla_config;
 
 /* The wgmma kernel's variants. SPLIT_S: both warpgroups compute S for 32 tokens each (Q read from shared
@@ -101,7 +102,9 @@ typedef struct km_mla_config {
  * L2_AHEAD1, from the entry read ahead). LEAN_DESC (the default): LEAN_LOAD with every wgmma descriptor one add from a per-tile
  * base (desc_at) instead of built per k-step. SEESAW_LEAN (bf16 only): SEESAW with each half tile's copies at
  * fixed offsets (load_blocks_lean), the next pair's block-table entries read at the start of the pair, and the
- * descriptors of LEAN_DESC. */
+ * descriptors of LEAN_DESC. QREG (kernels/attn_mla_qreg.cu, bf16 only): three warpgroups, one with Q in registers
+ * as S's A operand and the softmax, two with half of O each and the copies, over three tile stages (Q's shared
+ * memory freed), so S of the next tile runs beside P V of this one. */
 #define KM_MLA_WG_IS_SEESAW(v) ((v) == KM_MLA_WG_SEESAW || (v) == KM_MLA_WG_SEESAW_LEAN)
 enum {
   KM_MLA_WG_SPLIT_S = 1,
@@ -114,8 +117,11 @@ enum {
   KM_MLA_WG_LEAN_LOAD = 8,
   KM_MLA_WG_LEAN_L2 = 9,
   KM_MLA_WG_LEAN_DESC = 10,
-  KM_MLA_WG_SEESAW_LEAN = 11
+  KM_MLA_WG_SEESAW_LEAN = 11,
+  KM_MLA_WG_QREG = 12
 };
+/* The variants that take bf16 latents only. */
+#define KM_MLA_WG_BF16_ONLY(v) (KM_MLA_WG_IS_SEESAW(v) || (v) == KM_MLA_WG_QREG)
 #define KM_MLA_WG_DEFAULT KM_MLA_WG_LEAN_DESC
 
 /* Which kernel km_mla_pick_config_kernel may take. AUTO: the wgmma kernel where the device is SM 9.0, this
@@ -135,6 +141,7 @@ typedef enum km_mla_kernel {
   KM_MLA_KERNEL_WGMMA_LEAN_L2,
   KM_MLA_KERNEL_WGMMA_LEAN_DESC,
   KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, /* bf16 latents only */
+  KM_MLA_KERNEL_WGMMA_QREG,        /* bf16 latents only */
 } km_mla_kernel;
 
 /* 0 when the shape is supported, else a static reason. */

@@ -124,8 +124,9 @@ __device__ __forceinline__ void convert_raw_tile(const unsigned char *raw, unsig
   }
 }
 
-// The sm_90a kernel for a latent format and variant (km_mla_config.wgmma, 1-9: attn_mla_wgmma.cu, or
-// attn_mla_seesaw.cu for KM_MLA_WG_SEESAW; nullptr for another, and for the seesaw one over fp8), a stub where
+// The sm_90a kernel for a latent format and variant (km_mla_config.wgmma, 1-12: attn_mla_wgmma.cu,
+// attn_mla_seesaw.cu for KM_MLA_WG_SEESAW(_LEAN), attn_mla_qreg.cu for KM_MLA_WG_QREG; nullptr for another, and for
+// the bf16-only ones over fp8), a stub where
 // this build holds no sm_90a code (km_mla_wgmma_usable says whether a device can run it), its shared memory and
 // its threads per CTA.
 const void *wg_kernel(km_mla_kv kv, int variant);
@@ -135,6 +136,10 @@ int wg_threads(int variant);
 const void *seesaw_kernel(bool lean);  // lean: KM_MLA_WG_SEESAW_LEAN
 int seesaw_smem_bytes();
 int seesaw_threads();
+// The three-warpgroup kernel of attn_mla_qreg.cu (bf16 latents): Q in the scorer's registers, three stages.
+const void *qreg_kernel();
+int qreg_smem_bytes();
+int qreg_threads();
 
 }  // namespace km_mla_dev
 

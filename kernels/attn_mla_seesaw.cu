@@ -48,21 +48,6 @@ enum { NB_C0 = 1, NB_D = 2, NB_P = 3, NB_END = 4 };
 constexpr int ROW_G = D * 2;  // bytes of a latent row in global memory
 constexpr int OFF_T0 = REGION, OFF_T1 = 2 * REGION;
 
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// The mbarrier completes its phase when this thread's earlier cp.async writes have landed (counted in its init).
-__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, int parity) {
-  uint32_t done = 0;
-  while (!done)
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-}
 // A half of a tile is in shared memory for the wgmma this thread issues next. No proxy fence after the wait:
 // the mbarrier completes once the cp.async writes have landed (the fence compiles to MEMBAR.ALL.CTA, which
 // would also wait for this thread's own refills still in flight).

@@ -420,14 +420,19 @@ const void *wg_kernel(km_mla_kv kv, int variant) {
     case LEAN_DESC: return pick<LEAN_DESC>(kv);
     case KM_MLA_WG_SEESAW:
     case KM_MLA_WG_SEESAW_LEAN: return kv == KM_MLA_BF16 ? seesaw_kernel(variant == KM_MLA_WG_SEESAW_LEAN) : nullptr;
+    case KM_MLA_WG_QREG: return kv == KM_MLA_BF16 ? qreg_kernel() : nullptr;
     default: return nullptr;
   }
 }
 
 int wg_smem_bytes(km_mla_kv kv, int variant) {
+  if (variant == KM_MLA_WG_QREG) return qreg_smem_bytes();
   return KM_MLA_WG_IS_SEESAW(variant) ? seesaw_smem_bytes() : smem_need(kv == KM_MLA_FP8_E4M3);
 }
 
-int wg_threads(int variant) { return KM_MLA_WG_IS_SEESAW(variant) ? seesaw_threads() : THREADS; }
+int wg_threads(int variant) {
+  if (variant == KM_MLA_WG_QREG) return qreg_threads();
+  return KM_MLA_WG_IS_SEESAW(variant) ? seesaw_threads() : THREADS;
+}
 
 }  // namespace km_mla_dev

@@ -385,6 +385,7 @@ static const char *kernel_text(const km_mla_config *cfg) {
                               "descriptors by one add",
       [KM_MLA_WG_SEESAW_LEAN] = "wgmma (sm_90a), two tiles per step, the warpgroups alternating, copies at fixed "
                                 "offsets, table read a pair ahead, descriptors by one add",
+      [KM_MLA_WG_QREG] = "wgmma (sm_90a), three warpgroups: Q in the scorer's registers, three tile stages",
   };
   if (cfg->wgmma > 0 && cfg->wgmma < (int)(sizeof wgmma / sizeof wgmma[0]) && wgmma[cfg->wgmma])
     return wgmma[cfg->wgmma];
@@ -465,6 +466,9 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
 /* the wgmma kernel's other variants (attn_mla.h, KM_MLA_WG_*; the default is the grid's own rows) at the
  * compute-bound point: one row each, the full run is near one call's limit (fp8 and batch 1 moved with bf16 at
  * b64 x 8K in the calls that compared them, reports/attn-notes.md) */
+#define QREG_WHAT                                                                                                   \
+  "three warpgroups: S with Q's dims 0-511 in the scorer's registers and the softmax, O's halves and the copies in " \
+  "the other two, three tile stages, so S of the next tile runs beside P V of this one"
 #define WG_VARIANTS(X)                                                                  \
   X(split, KM_MLA_KERNEL_WGMMA_SPLIT_S, "both warpgroups compute S for 32 tokens each") \
   X(one, KM_MLA_KERNEL_WGMMA_ONE_S, "warpgroup 0 computes S for all 64 tokens and the softmax, warpgroup 1 loads, P V as m64n128k16") \
@@ -475,12 +479,16 @@ P_MMA(mma_bf16_h128_b1_32k, 128, BF, 1, 32768);
   X(l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, "as wg_one_n256, with the tile two after the one being copied requested into L2") \
   X(lean, KM_MLA_KERNEL_WGMMA_LEAN_LOAD, "as wg_one_n256, with the copies at fixed offsets and the block table read a tile ahead (the default without its descriptors by one add)") \
   X(lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, "as wg_lean, with the tile after the one being copied requested into L2") \
-  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, "as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the default's descriptors")
+  X(seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, "as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the default's descriptors") \
+  X(qreg, KM_MLA_KERNEL_WGMMA_QREG, QREG_WHAT)
 #define WG_PARAMS(v, k, what) P_K(wg_##v##_bf16_b64, k, 128, BF, 64, 8192);
 WG_VARIANTS(WG_PARAMS)
 P_K(quick_l2a2, KM_MLA_KERNEL_WGMMA_L2_AHEAD2, 128, BF, 4, 2048);
 P_K(quick_lean_l2, KM_MLA_KERNEL_WGMMA_LEAN_L2, 128, BF, 4, 2048);
 P_K(quick_seesaw_lean, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, 128, BF, 4, 2048);
+P_K(quick_qreg, KM_MLA_KERNEL_WGMMA_QREG, 128, BF, 4, 2048);
+P_K(wg_qreg_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_QREG, 128, BF, 64, 32768);
+P_K(wg_qreg_bf16_b1_32k, KM_MLA_KERNEL_WGMMA_QREG, 128, BF, 1, 32768);
 /* the seesaw with the lean copies at the long context, where it matched the default in the call that compared them */
 P_K(wg_seesaw_lean_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, 128, BF, 64, 32768);
 /* 16 heads (memory-bound) with the two latent stages of the larger CTAs instead of three: what the third buys */
@@ -519,6 +527,10 @@ static const km_case attn_mla_cases[] = {
      "wgmma variant: as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the default's "
      "descriptors",
      run_mla, &wg_seesaw_lean_bf16_b64_32k, 0, "attn/mla/h128/bf16/b64/ctx32k"},
+    {"attn/mla/h128/bf16/b64/ctx32k/wg_qreg", T_MLA, "wgmma variant: " QREG_WHAT, run_mla, &wg_qreg_bf16_b64_32k, 0,
+     "attn/mla/h128/bf16/b64/ctx32k"},
+    {"attn/mla/h128/bf16/b1/ctx32k/wg_qreg", T_MLA, "wgmma variant: " QREG_WHAT, run_mla, &wg_qreg_bf16_b1_32k, 0,
+     "attn/mla/h128/bf16/b1/ctx32k"},
     {"attn/mla/h16/bf16/b64/ctx8k/s2", T_MLA, "the 16-head step with two latent stages instead of three", run_mla,
      &s2_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
@@ -537,6 +549,8 @@ static const km_case attn_mla_cases[] = {
      "wgmma variant: as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the "
      "default's descriptors",
      run_mla, &quick_seesaw_lean, KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
+    {"attn/mla/h128/bf16/b4/ctx2k/wg_qreg/quick", T_MLA, "wgmma variant: " QREG_WHAT, run_mla, &quick_qreg,
+     KM_CASE_QUICK, "attn/mla/h128/bf16/b4/ctx2k/quick"},
     {"attn/mla/h16/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8_h16, KM_CASE_QUICK,
      "attn/mla/h16/bf16/b4/ctx2k/quick"},
     {"baseline/attn/mla/naive/h128/bf16/b16/ctx4k", T_MLA,

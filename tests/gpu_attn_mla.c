@@ -239,9 +239,10 @@ static void test_config(void) {
   const cudaError_t e = km_mla_pick_config_kernel(&sh, 0, KM_MLA_KERNEL_WGMMA, &c);
   KM_EXPECT(km_mla_wgmma_usable(0) ? e == cudaSuccess && c.wgmma == KM_MLA_WG_DEFAULT : e == cudaErrorNotSupported);
   {
-    const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw kernel takes bf16 latents only */
+    const km_mla_shape f8 = {128, 64, KM_MLA_FP8_E4M3}; /* the seesaw and qreg kernels take bf16 latents only */
     KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_SEESAW, &c) == cudaErrorNotSupported);
     KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, &c) == cudaErrorNotSupported);
+    KM_EXPECT(km_mla_pick_config_kernel(&f8, 0, KM_MLA_KERNEL_WGMMA_QREG, &c) == cudaErrorNotSupported);
   }
   const km_mla_shape h32 = {32, 64, KM_MLA_BF16}; /* 32 heads: no group of 64, mma.sync */
   KM_EXPECT_CUDA(km_mla_pick_config(&h32, 0, &c));
@@ -350,6 +351,17 @@ int main(void) {
       {"128 heads, context 1, wgmma seesaw lean", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
       {"64 heads, block size 128, wgmma seesaw lean", 64, B, 128, 2, c_bs128, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
       {"192 heads, wgmma seesaw lean", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN},
+      /* three warpgroups over three stages: chunks of 1, 2, 3 and 16 tiles (the ring wraps), context 1, blocks of two
+       * tiles, three head groups */
+      {"128 heads, one long, many short, wgmma qreg", 128, B, 64, 8, c_long, 0, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"128 heads, one long, many short, split 4, wgmma qreg", 128, B, 64, 8, c_long, 4, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"128 heads, b1, one-tile chunks, wgmma qreg", 128, B, 64, 1, c1k, 1, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"128 heads, b1, two-tile chunks, wgmma qreg", 128, B, 64, 1, c1k, 2, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"128 heads, b1, split 3, wgmma qreg", 128, B, 64, 1, c1k, 3, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"128 heads, b1, no split, wgmma qreg", 128, B, 64, 1, c1k, 1000, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"128 heads, context 1, wgmma qreg", 128, B, 64, 1, c1, 0, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"64 heads, block size 128, split 3, wgmma qreg", 64, B, 128, 2, c_bs128, 3, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
+      {"192 heads, wgmma qreg", 192, B, 64, 2, c700, 0, 0, 0, KM_MLA_KERNEL_WGMMA_QREG},
       {"fp8 16 heads", 16, E4, 64, 3, c3, 0, 0, 0},
       {"fp8 16 heads, split 1", 16, E4, 64, 3, c3, 1, 0, 0},
       {"fp8 16 heads, one long, many short", 16, E4, 64, 8, c_long, 0, 0, 0},
