@@ -10,9 +10,8 @@
 //     blocks it read last, once its P V is done).
 // Q's 72 KiB (all but its rope block) leave shared memory, which makes room for a third stage: the scorer computes S of tile t + 1 while
 // the other two multiply tile t, and S reads only its B operand from shared memory (64 B per cycle at the
-// tensor peak, against 128 with Q there too). setmaxnreg moves registers to the scorer (192) from the other two
-// (160 each, the least ptxas keeps for their region): 192 + 2 x 160 = 512 per thread triple, the register file of
-// one CTA of 384 threads.
+// tensor peak, against 128 with Q there too). setmaxnreg moves registers to the scorer (184) from the other two
+// (160 each, the least ptxas keeps for their region): 184 + 2 x 160 = 504 = 3 x 168, what the CTA was given.
 // Per stage three mbarriers: FULL (256 arrivals: the copying threads' cp.async.mbarrier.arrive.noinc), READY
 // (128: the scorer's P and corrections written), PDONE (128: warpgroup 2's P V of the tile retired, so warpgroup
 // 1 may refill the rope block that held P). The k-th use of a stage has parity k & 1 on all three.
@@ -36,9 +35,11 @@ static_assert(QR_SMEM <= 232448, "the Q-in-registers kernel's shared memory exce
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 constexpr int QK = 32;                                     // k-steps of S with Q from registers (dims 0-511)
 constexpr int NB_END = 1;  // named barrier of all three warpgroups before the output (2: the scorer's own)
-// registers per thread after setmaxnreg: ptxas keeps the P V warpgroups' region (O's 128 accumulators and the
-// m64n256 MMAs) at no fewer than 160, so the scorer gets 512 - 2 x 160 = 192, room for Q's dims 0-511 (128)
-constexpr int INC = 192, DEC = 160;
+// registers per thread after setmaxnreg. The increase draws only on what the decreases released (the CTA's pool of
+// 168 x 384 at launch), so INC + 2 DEC <= 504: a first version with 192 / 160 spun in USETMAXREG.TRY_ALLOC for ever.
+// ptxas keeps the P V warpgroups' region (O's 128 accumulators and the m64n256 MMAs) at no fewer than 160 (it
+// ignores 152 with C7507), which leaves the scorer 184: Q's dims 0-511 (128) and S (32) fit with a 32-byte spill.
+constexpr int INC = 184, DEC = 160;
 template <int N>
 __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
 template <int N>
