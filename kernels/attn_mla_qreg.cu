@@ -12,7 +12,7 @@
 // the other two multiply tile t, and S reads only its B operand from shared memory (64 B per cycle at the
 // tensor peak, against 128 with Q there too). setmaxnreg moves registers to the scorer (184) from the other two
 // (160 each, the least ptxas keeps for their region): 184 + 2 x 160 = 504 = 3 x 168, what the CTA was given.
-// Per stage three mbarriers: FULL (256 arrivals: the copying threads' cp.async.mbarrier.arrive.noinc), READY
+// Per stage three mbarriers (and one for the row sums at the end): FULL (256 arrivals: the copying threads' cp.async.mbarrier.arrive.noinc), READY
 // (128: the scorer's P and corrections written), PDONE (128: warpgroup 2's P V of the tile retired, so warpgroup
 // 1 may refill the rope block that held P). The k-th use of a stage has parity k & 1 on all three.
 // Rows past the context are zero-filled by the copies; their scores are masked.
@@ -28,13 +28,13 @@ constexpr int OFF_QR = STAGES * REGION;                    // Q's rope dims (512
 constexpr int OFF_CORR = OFF_QR + KB_BYTES;                // per stage 64 floats: the rows' corrections
 constexpr int OFF_SUM = OFF_CORR + STAGES * ROWS * 4;      // 64: the row sums, at the end
 constexpr int OFF_BAR = OFF_SUM + ROWS * 4;
-constexpr int NBAR = 3 * STAGES;                           // FULL 0-2, READY 3-5, PDONE 6-8
+constexpr int NBAR = 3 * STAGES + 1;                       // FULL 0-2, READY 3-5, PDONE 6-8, SUMS 9
 constexpr int QR_SMEM = ALIGN + OFF_BAR + NBAR * 8;
 static_assert(QR_SMEM <= 232448, "the Q-in-registers kernel's shared memory exceeds the SM 9.0 opt-in limit");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 constexpr int QK = 32;                                     // k-steps of S with Q from registers (dims 0-511)
-constexpr int NB_END = 1;  // named barrier of all three warpgroups before the output (2: the scorer's own)
+constexpr int BAR_SUMS = 3 * STAGES;  // the scorer's row sums written (128 arrivals), before the output
 // registers per thread after setmaxnreg. The increase draws only on what the decreases released (the CTA's pool of
 // 168 x 384 at launch), so INC + 2 DEC <= 504: a first version with 192 / 160 spun in USETMAXREG.TRY_ALLOC for ever.
 // ptxas keeps the P V warpgroups' region (O's 128 accumulators and the m64n256 MMAs) at no fewer than 160 (it
@@ -44,8 +44,6 @@ template <int N>
 __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
 template <int N>
 __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
-// The warpgroups reach it from different code: the non-.aligned form.
-__device__ __forceinline__ void end_sync() { asm volatile("barrier.sync %0, %1;\n" ::"r"(NB_END), "r"(QR_THREADS) : "memory"); }
 
 // Tile t into stage `st` by warpgroup j (1: blocks 0-3, then the rope block once warpgroup 2 has retired its P V
 // of the stage's previous tile, pdone_parity >= 0; 2: blocks 4-7), then this thread's arrival on FULL.
@@ -84,6 +82,7 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
       mbar_init(bars + (STAGES + s) * 8, 128);
       mbar_init(bars + (2 * STAGES + s) * 8, 128);
     }
+    mbar_init(bars + BAR_SUMS * 8, 128);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -163,7 +162,7 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
     lsum1 += __shfl_xor_sync(0xffffffffu, lsum1, 1);
     lsum1 += __shfl_xor_sync(0xffffffffu, lsum1, 2);
     if (c == 0) sum_s[r0] = lsum0, sum_s[r1] = lsum1;
-    end_sync();
+    mbar_arrive(bars + BAR_SUMS * 8);
     const bool direct = __ldg(p.seq_chunks + seq) == 1;
     if (!direct && c == 0) {
       p.part_lse[(size_t)chunk * p.heads + head0 + r0] = m0 + log2f(lsum0);
@@ -203,7 +202,7 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
       if (j == 2) mbar_arrive(bars + (2 * STAGES + st) * 8);
       if (it + STAGES < n) refill(p, table, base, st, tb + it + STAGES, ctx, j, l, j == 1 ? ph : -1);
     }
-    end_sync();
+    mbar_wait(bars + BAR_SUMS * 8, 0);
     const bool direct = __ldg(p.seq_chunks + seq) == 1;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
