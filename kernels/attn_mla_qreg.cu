@@ -180,15 +180,7 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
       const uint32_t tile_u = base + st * REGION;
       mbar_wait(bars + (STAGES + st) * 8, ph);
       const float corr0 = corr_s[st * ROWS + r0], corr1 = corr_s[st * ROWS + r1];
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int i = 0; i < 16; ++i) {
-          o[h][4 * i] *= corr0;
-          o[h][4 * i + 1] *= corr0;
-          o[h][4 * i + 2] *= corr1;
-          o[h][4 * i + 3] *= corr1;
-        }
+      scale_o(o, corr0, corr1);
       pin(o[0]);
       pin(o[1]);
       wg_fence();

@@ -137,16 +137,6 @@ __device__ __forceinline__ void store_p(unsigned char *dst, const float (&s)[32]
   }
 }
 
-__device__ __forceinline__ void scale_o(float (&o)[2][64], float f0, float f1) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      o[h][4 * j] *= f0, o[h][4 * j + 1] *= f0;
-      o[h][4 * j + 2] *= f1, o[h][4 * j + 3] *= f1;
-    }
-}
-
 // The descriptor of k-step ks of this warpgroup's V (blocks 4 wg .. +3 of the tile); L: by desc_at.
 template <bool L>
 __device__ __forceinline__ uint64_t v_desc(uint32_t t_u, int wg, int ks) {

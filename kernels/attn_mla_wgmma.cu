@@ -338,15 +338,7 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
     }
 
     // ---- O = O x corr + P V over this warpgroup's 256 output dims
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        o[h][4 * j] *= corr0;
-        o[h][4 * j + 1] *= corr0;
-        o[h][4 * j + 2] *= corr1;
-        o[h][4 * j + 3] *= corr1;
-      }
+    scale_o(o, corr0, corr1);
     pin(o[0]);
     pin(o[1]);
     wg_fence();

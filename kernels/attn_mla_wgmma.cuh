@@ -59,6 +59,19 @@ __device__ __forceinline__ void zero_o(float (&o)[2][64]) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[h][i] = 0.f;
 }
+// This thread's part of a warpgroup's half of O rescaled by its two rows' corrections (rows r0 and r1: o[h][4j],
+// o[h][4j + 1] and o[h][4j + 2], o[h][4j + 3]), before the next P V accumulates into it.
+__device__ __forceinline__ void scale_o(float (&o)[2][64], float corr0, float corr1) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      o[h][4 * j] *= corr0;
+      o[h][4 * j + 1] *= corr0;
+      o[h][4 * j + 2] *= corr1;
+      o[h][4 * j + 3] *= corr1;
+    }
+}
 // Row `half` (0: r0, 1: r1) of this thread's part of a warpgroup's half of O (the m64n256 accumulator split
 // in two: output dims 256 wg + 128 h + 8 j + 2c and + 1 at o[h][4j + 2 half] and + 1), times f: bf16 to the
 // output (a sequence in one chunk) or fp32 to the chunk's partial; slot is the (sequence or chunk, head) row.
