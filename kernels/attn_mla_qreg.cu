@@ -3,19 +3,20 @@
 // softmax and P V one after the other (Nsight Compute: the warps wait at the CTA barrier and on the tensor pipe;
 // reports/attn-notes.md). Here three warpgroups split the step by what they hold:
 //   warpgroup 0 (the scorer): Q's dims 0-511 as the register A operand of S (32 k-steps x 4 registers = 128; the
-//     rope dims' 4 k-steps read Q from one 8 KiB block in shared memory), S = Q C^T for all 64 tokens of a tile, the softmax, P into the tile's own rope block (dims 512-575: S has read it and
-//     P V reads dims 0-511 only), the row corrections into shared memory;
+//     rope dims' 4 k-steps read Q from one 8 KiB block in shared memory), S = Q C^T for all 64 tokens of a tile,
+//     the softmax, P into the tile's own rope block (dims 512-575: S has read it and P V reads dims 0-511 only),
+//     the row corrections into shared memory;
 //   warpgroups 1 and 2: O's output dims 0-255 and 256-511 (128 fp32 registers each), O = O corr + P V, and the
 //     copies of the tiles (warpgroup 1 blocks 0-3 and the rope block, warpgroup 2 blocks 4-7: each refills the
 //     blocks it read last, once its P V is done).
-// Q's 72 KiB (all but its rope block) leave shared memory, which makes room for a third stage: the scorer computes S of tile t + 1 while
-// the other two multiply tile t, and S reads only its B operand from shared memory (64 B per cycle at the
-// tensor peak, against 128 with Q there too). setmaxnreg moves registers to the scorer (184) from the other two
-// (160 each, the least ptxas keeps for their region): 184 + 2 x 160 = 504 = 3 x 168, what the CTA was given.
-// Per stage three mbarriers (and one for the row sums at the end): FULL (256 arrivals: the copying threads' cp.async.mbarrier.arrive.noinc), READY
-// (128: the scorer's P and corrections written), PDONE (128: warpgroup 2's P V of the tile retired, so warpgroup
-// 1 may refill the rope block that held P). The k-th use of a stage has parity k & 1 on all three.
-// Rows past the context are zero-filled by the copies; their scores are masked.
+// Q's 72 KiB (all but its rope block) leave shared memory, which makes room for a third stage: the scorer computes
+// S of tile t + 1 while the other two multiply tile t, and S reads only its B operand from shared memory (64 B per
+// cycle at the tensor peak, against 128 with Q there too). setmaxnreg moves registers to the scorer (184) from the
+// other two (160 each, the least ptxas keeps for their region): 184 + 2 x 160 = 504 = 3 x 168, what the CTA was
+// given. Per stage three mbarriers (and one for the row sums at the end): FULL (256 arrivals: the copying threads'
+// cp.async.mbarrier.arrive.noinc), READY (128: the scorer's P and corrections written), PDONE (128: warpgroup 2's
+// P V of the tile retired, so warpgroup 1 may refill the rope block that held P). The k-th use of a stage has
+// parity k & 1 on all three. Rows past the context are zero-filled by the copies; their scores are masked.
 #include "attn_mla_wgmma.cuh"
 
 #include <math.h>
@@ -95,7 +96,8 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
       const uint16_t *qg = p.q + ((size_t)seq * p.heads + head0) * D;
       for (int i = tid; i < ROWS * 8; i += 128) {  // the rope dims: 8 chunks of 16 bytes per row
         const int r = i >> 3, cc = i & 7;
-        *reinterpret_cast<uint4 *>(sm + OFF_QR + kaddr(r, cc)) = __ldg(reinterpret_cast<const uint4 *>(qg + r * D + 512) + cc);
+        *reinterpret_cast<uint4 *>(sm + OFF_QR + kaddr(r, cc)) =
+            __ldg(reinterpret_cast<const uint4 *>(qg + r * D + 512) + cc);
       }
       fence_async_smem();
       asm volatile("bar.sync 2, 128;\n" ::: "memory");  // the scorer's four warps: Q's rope block is written
@@ -126,7 +128,8 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
         wgmma_s64_rs(s, q[kk], desc_at(td, (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32)), kk);
 #pragma unroll
       for (int kk = QK; kk < KBLK * 4; ++kk)
-        wgmma_s64(s, desc_at(qd, (uint32_t)((kk & 3) * 32)), desc_at(td, (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32)), 1);
+        wgmma_s64(s, desc_at(qd, (uint32_t)((kk & 3) * 32)),
+                  desc_at(td, (uint32_t)((kk >> 2) * KB_BYTES + (kk & 3) * 32)), 1);
       wg_commit();
       wg_wait_all();
       pin(s);
@@ -137,17 +140,8 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
       const float corr0 = exp2f(m0 - mn0), corr1 = exp2f(m1 - mn1);
       m0 = mn0, m1 = mn1;
       unsigned char *p_s = sm + st * REGION + 8 * KB_BYTES;  // the tile's rope block
-      float sum0 = 0.f, sum1 = 0.f;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const float p0 = exp2f(s[4 * j] - mn0), p1 = exp2f(s[4 * j + 1] - mn0);
-        const float p2 = exp2f(s[4 * j + 2] - mn1), p3 = exp2f(s[4 * j + 3] - mn1);
-        sum0 += p0 + p1;
-        sum1 += p2 + p3;
-        const int col = 8 * j + 2 * c;
-        *reinterpret_cast<uint32_t *>(p_s + r0 * 128 + (((col >> 3) ^ (r0 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p0, p1);
-        *reinterpret_cast<uint32_t *>(p_s + r1 * 128 + (((col >> 3) ^ (r1 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p2, p3);
-      }
+      float sum0, sum1;
+      exp_to_p(s, mn0, mn1, 0, p_s, r0, r1, c, sum0, sum1);
       lsum0 = lsum0 * corr0 + sum0;
       lsum1 = lsum1 * corr1 + sum1;
       if (c == 0) {
@@ -186,7 +180,8 @@ __global__ void __launch_bounds__(QR_THREADS, 1) mla_qreg_kernel(const Params p)
       wg_fence();
       const uint64_t pd = desc(tile_u + 8 * KB_BYTES, 16, 1024), vd = desc(tile_u + oh * 4 * KB_BYTES, KB_BYTES, 1024);
 #pragma unroll
-      for (int ks = 0; ks < TILE / 16; ++ks) wgmma_o256(o[0], o[1], desc_at(pd, ks * 32), desc_at(vd, ks * 16 * 128), 1);
+      for (int ks = 0; ks < TILE / 16; ++ks)
+        wgmma_o256(o[0], o[1], desc_at(pd, ks * 32), desc_at(vd, ks * 16 * 128), 1);
       wg_commit();
       wg_wait_all();
       pin(o[0]);

@@ -308,17 +308,8 @@ __global__ void __launch_bounds__(THREADS, 1) mla_wg_kernel(const Params p) {
       // ---- P = exp2(S - max) to shared memory, the running sums and O's correction
       corr0 = exp2f(mold[r0] - mn0);
       corr1 = exp2f(mold[r1] - mn1);
-      float sum0 = 0.f, sum1 = 0.f;
-#pragma unroll
-      for (int j = 0; j < SN / 8; ++j) {
-        const float p0 = exp2f(s[4 * j] - mn0), p1 = exp2f(s[4 * j + 1] - mn0);
-        const float p2 = exp2f(s[4 * j + 2] - mn1), p3 = exp2f(s[4 * j + 3] - mn1);
-        sum0 += p0 + p1;
-        sum1 += p2 + p3;
-        const int col = tok0 + 8 * j + 2 * c;
-        *reinterpret_cast<uint32_t *>(p_s + r0 * 128 + (((col >> 3) ^ (r0 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p0, p1);
-        *reinterpret_cast<uint32_t *>(p_s + r1 * 128 + (((col >> 3) ^ (r1 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p2, p3);
-      }
+      float sum0, sum1;
+      exp_to_p(s, mn0, mn1, tok0, p_s, r0, r1, c, sum0, sum1);
       lsum0 = lsum0 * corr0 + sum0;
       lsum1 = lsum1 * corr1 + sum1;
       if (wg == 0 && c == 0) {

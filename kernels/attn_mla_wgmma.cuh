@@ -59,6 +59,24 @@ __device__ __forceinline__ void zero_o(float (&o)[2][64]) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[h][i] = 0.f;
 }
+// P = 2^(S - m) of this thread's N scores (wgmma's m64nN layout, tokens from tok0; rows r0 with maximum mn0 and r1
+// with mn1) as bf16 into the 64 x 64 K-major P tile at p_s (128-byte rows, 16-byte chunk col / 8 at (col / 8) ^
+// (r & 7)), and this thread's part of the two rows' sums of P.
+template <int N>
+__device__ __forceinline__ void exp_to_p(const float (&s)[N], float mn0, float mn1, int tok0, unsigned char *p_s,
+                                         int r0, int r1, int c, float &sum0, float &sum1) {
+  sum0 = 0.f, sum1 = 0.f;
+#pragma unroll
+  for (int j = 0; j < N / 4; ++j) {
+    const float p0 = exp2f(s[4 * j] - mn0), p1 = exp2f(s[4 * j + 1] - mn0);
+    const float p2 = exp2f(s[4 * j + 2] - mn1), p3 = exp2f(s[4 * j + 3] - mn1);
+    sum0 += p0 + p1;
+    sum1 += p2 + p3;
+    const int col = tok0 + 8 * j + 2 * c;
+    *reinterpret_cast<uint32_t *>(p_s + r0 * 128 + (((col >> 3) ^ (r0 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p0, p1);
+    *reinterpret_cast<uint32_t *>(p_s + r1 * 128 + (((col >> 3) ^ (r1 & 7)) << 4) + (col & 7) * 2) = pack_bf16(p2, p3);
+  }
+}
 // This thread's part of a warpgroup's half of O rescaled by its two rows' corrections (rows r0 and r1: o[h][4j],
 // o[h][4j + 1] and o[h][4j + 2], o[h][4j + 3]), before the next P V accumulates into it.
 __device__ __forceinline__ void scale_o(float (&o)[2][64], float corr0, float corr1) {
