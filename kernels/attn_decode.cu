@@ -20,14 +20,18 @@ namespace {
 // merge through shared memory.
 constexpr int COMBINE_WARPS = 8;
 
-template <int D>
+// PL: 1 for a programmatic dependent launch (the shape's pdl): the next grid may start at once, and the partials
+// are read once the decode kernel before has completed.
+template <int D, int PL = 0>
 __global__ void __launch_bounds__(COMBINE_WARPS * 32) combine_kernel(const Params p, int batch) {
   constexpr int PER = D / 32, U = 4;
+  if constexpr (PL) grid_launch_next();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long w = blockIdx.x;
   const int r = (int)(w % p.rows), kvh = (int)(w / p.rows % p.kv_heads), seq = (int)(w / p.rows / p.kv_heads);
   const int n = __ldg(p.seq_chunks + seq);
   if (n <= 1) return;
+  if constexpr (PL) grid_wait();
   const int c0 = __ldg(p.seq_chunk0 + seq);
   static_assert(PER <= KM_ATTN_MERGE_DIMS, "a lane's output dims in one running merge");
   km_attn_merge mg = km_attn_merge_start();
@@ -92,17 +96,37 @@ int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s)
 // The step's kernel: the format's, or with stamps, a wider merge or work stealing one of bf16's other
 // instantiations.
 Kern decode_for(const km_attn_shape *s, bool stamps = false) {
-  if (stamps || s->merge_inflight == 32 || s->steal) return kernel_bf16_extra(*s, mtiles_of(s), stamps);
+  if (stamps || s->merge_inflight == 32 || s->steal || s->pdl) return kernel_bf16_extra(*s, mtiles_of(s), stamps);
   return kernel_for_format(*s, mtiles_of(s));
 }
 
-const void *combine_for(int d) {
+const void *combine_for(int d, bool pdl) {
+  if (pdl) return d == 128 ? reinterpret_cast<const void *>(&combine_kernel<128, 1>) : nullptr;
   switch (d) {
     case 64: return reinterpret_cast<const void *>(&combine_kernel<64>);
     case 128: return reinterpret_cast<const void *>(&combine_kernel<128>);
     case 256: return reinterpret_cast<const void *>(&combine_kernel<256>);
     default: return nullptr;
   }
+}
+
+// A launch of fn, with pdl as a programmatic dependent launch (the kernel waits for the grid before it itself).
+cudaError_t launch(const void *fn, unsigned grid, unsigned threads, void **args, size_t smem, cudaStream_t stream,
+                   bool pdl) {
+  if (!pdl) return cudaLaunchKernel(fn, dim3(grid), dim3(threads), args, smem, stream);
+  cudaLaunchAttribute attr;
+  memset(&attr, 0, sizeof attr);
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelExC(&cfg, fn, args);
 }
 
 int tiles_of(const km_attn_shape *s, int ctx) {
@@ -244,6 +268,10 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->steal && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine || s->merge_heads || s->merge_inflight == 32))
     return "steal: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, combine 0, "
            "merge_heads 0, merge_inflight 0 or 16";
+  if (s->pdl != 0 && s->pdl != 1 && s->pdl != 4) return "pdl must be 0, 1 or 4";
+  if (s->pdl && (!bf16_default_shape(*s, mtiles_of(s)) || s->steal || s->merge_inflight == 32))
+    return "pdl: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, no steal, "
+           "merge_inflight 0 or 16";
   if (s->merge_heads != 0 && s->merge_heads != 1) return "merge_heads must be 0 or 1";
   if (s->merge_heads && (s->num_kv_heads % WARPS != 0 || s->combine || s->merge_inflight == 32))
     return "merge_heads 1: num_kv_heads a multiple of 4, combine 0, merge_inflight 0 or 16";
@@ -538,11 +566,11 @@ extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args
   }
   void *args[] = {&p, &maps};
   const unsigned grid = (unsigned)((p.items + WARPS - 1) / WARPS);
-  cudaError_t e = cudaLaunchKernel(k.fn, dim3(grid), dim3(WARPS * 32), args, smem, stream);
+  cudaError_t e = launch(k.fn, grid, WARPS * 32, args, smem, stream, s->pdl != 0);
   if (e != cudaSuccess || !pl->split || pl->cta_merge) return e;
   int batch = pl->batch;
   void *cargs[] = {&p, &batch};
   const long long blocks = (long long)pl->batch * s->num_kv_heads * p.rows;
-  return cudaLaunchKernel(combine_for(s->head_dim), dim3((unsigned)blocks), dim3(COMBINE_WARPS * 32), cargs, 0,
-                          stream);
+  return launch(combine_for(s->head_dim, s->pdl != 0), (unsigned)blocks, COMBINE_WARPS * 32, cargs, 0, stream,
+                s->pdl != 0);
 }

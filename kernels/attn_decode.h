@@ -136,6 +136,13 @@ typedef struct km_attn_shape {
                           any warp of its CTA, claimed tile by tile in shared memory, so that a CTA's faster warps
                           take over its slower warps' last tiles (bf16, head_dim 128, <= 8 rows, register pipeline,
                           no variant, combine 0, merge_heads 0, merge_inflight 0 or 16; other plans run without) */
+  int pdl;             /* 1 or 4: the step's kernels are programmatic dependent launches (sm_90; elsewhere plain
+                          ones): each lets the next grid in the stream start as its CTAs begin, and requests the first
+                          1 or 4 tiles of each chunk into L2 (with their block-table entries and the chunk metadata)
+                          before it waits for the grid before it, so that the next step's start overlaps this one's
+                          tail; Q, the selection, tiles holding the step's own tokens and every write come after the
+                          wait (bf16, head_dim 128, <= 8 rows, register pipeline, no variant, no steal,
+                          merge_inflight 0 or 16); 0: plain launches */
 } km_attn_shape;
 
 /* The TMA pipeline's default ring: 3 slots, 2 tiles ahead per warp, 16 warps per SM (4 CTAs, registers capped at

@@ -13,6 +13,10 @@ km_attn_detail::Kern km_attn_detail::kernel_bf16_extra(const km_attn_shape &s, i
     return stamps ? Kern{nullptr, 0}
            : s.steal == 8 ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 16, 0, 0, 0, 8>()
                           : kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 16, 0, 0, 0, 16>();
+  if (s.pdl == 1 || s.pdl == 4)
+    return stamps      ? Kern{nullptr, 0}
+           : s.pdl == 1 ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 16, 0, 0, 0, 0, 1>()
+                        : kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 16, 0, 0, 0, 0, 4>();
   if (s.merge_inflight == 32)
     return stamps ? kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 1, 32>()
                   : kernel_pipe<128, KM_ATTN_BF16, 0, R, 0, 1, 0, B, 0, 0, 0, 32>();

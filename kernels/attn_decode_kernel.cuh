@@ -33,6 +33,7 @@
 #include "attn_merge.h"
 #include "bulk_copy.cuh"
 #include "count_in.cuh"
+#include "grid_dependency.cuh"
 #include "tq3_sign.h"
 #include "u3_unpack.h"
 
@@ -1032,6 +1033,31 @@ struct Steal {
   }
 };
 
+// The start of a programmatic dependent launch (PL tiles): this CTA lets the next grid in the stream start, then
+// requests into L2 what does not depend on the grid before it, the first N tiles of the warp's chunk (K and V
+// rows of its KV head: lane l row l % 16 of K (l < 16) or V, row bytes RB), and waits for that grid. Its block-table
+// entries and the chunk's metadata are read here too; Q, the selection (which the step before computes: a sparse
+// step requests nothing) and every write come after the wait. A tile that holds a position from q_first on (a
+// token this step adds to the cache, which the grid before may be writing) is not requested.
+template <int RB, int N>
+__device__ __forceinline__ void pdl_start(const Params &p, int seq, int kvh, int tb, int te, int q_first, int lane) {
+  grid_launch_next();
+  if (!p.sel) {
+    const int32_t *table = p.table + (size_t)seq * p.mbps;
+    const char *base = (lane < 16 ? p.k : p.v) + (size_t)kvh * RB;
+    const size_t stride = (size_t)p.kv_heads * RB;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      const int tile = tb + j;
+      if (tile >= te || (tile + 1) * KM_ATTN_TILE > q_first) break;
+      const int tok = tile * KM_ATTN_TILE + (lane & 15);
+      const long long row = (long long)__ldg(table + tok / p.block_size) * p.block_size + tok % p.block_size;
+      l2_prefetch_row<RB>(base + (size_t)row * stride);
+    }
+  }
+  grid_wait();
+}
+
 // TT: tiles per softmax step (1; 2 for the paired-tile rows: one max/sum reduction and one O rescale per
 // 32 tokens).
 // OT: 1 accumulates O^T = V^T P^T (A = V^T, m16 = 16 output dims; B = P^T, n8 = the <= 8 query rows), for
@@ -1054,8 +1080,10 @@ struct Steal {
 // mbarrier (TmaSource's SC).
 // WS: 0, or the tiles at the end of each warp's chunk that the other warps of its CTA may take (the shape's steal;
 // plans with cta_merge 1 only, where a CTA's four warps are four chunks of one (sequence, KV head)): see Steal.
+// PL: 0, or a programmatic dependent launch (the shape's pdl; register pipeline, not stamped, no stealing) that
+// requests the first PL tiles of the warp's chunk into L2 before it waits for the grid before it: see pdl_start.
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p, const __grid_constant__ TmaMaps maps) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -1085,6 +1113,11 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   const int ctx = __ldg(p.ctx_lens + seq);
   const int q_first = ctx - p.q_len;  // position of query token 0
   if constexpr (ST) stamp_after(stamp, KM_ATTN_STAMP_METADATA, (uint32_t)(ctx ^ tb ^ te), lane);
+  if constexpr (PL > 0) {
+    static_assert(PIPE == KM_ATTN_PIPE_REGISTERS && ST == 0 && WS == 0,
+                  "programmatic launch: register pipeline, not stamped, no stealing");
+    pdl_start<T::RB, PL>(p, seq, kvh, tb, te, q_first, lane);
+  }
 
   // ---- Q fragments (rows r = g + 8h + 16mt; row r is query token r / group, head kvh * group + r % group)
   uint32_t qa[MT][T::KSTEPS][4];
@@ -1615,11 +1648,11 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
   const void *fn = reinterpret_cast<const void *>(
-      &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS>);
+      &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS, PL>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   constexpr int smem = ring_smem<T, PIPE, PFO, TS>();
   if constexpr (PIPE == KM_ATTN_PIPE_TMA) {

@@ -61,6 +61,7 @@ typedef struct attn_params {
   int merge_heads;    /* 1: merged in the kernel by the last CTA of each four KV heads (CTAs of one chunk) */
   int tma_promo;      /* the TMA maps' L2 promotion in bytes (0: the default, 128; -1: none) */
   int steal;          /* 8 or 16: the last tiles of each warp's chunk may be taken by the other warps of its CTA */
+  int pdl;            /* 1 or 4: programmatic dependent launches, that many tiles per chunk requested before the wait */
 } attn_params;
 
 enum {
@@ -196,6 +197,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.merge_heads = p->merge_heads;
   r->sh.tma_promo = p->tma_promo;
   r->sh.steal = p->steal;
+  r->sh.pdl = p->pdl;
   r->batch = p->batch;
 }
 
@@ -799,6 +801,9 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   if (p->steal)
     snprintf(variant, sizeof variant, ", the last %d tiles of each warp's chunk taken by whichever warp of its CTA "
              "gets there first%s", p->steal, r->plan.cta_merge == 1 ? "" : " (not in this plan: no CTA merge)");
+  if (p->pdl)
+    snprintf(variant, sizeof variant, ", programmatic dependent launches, %d tile(s) per chunk requested into L2 "
+             "before the wait for the step before", p->pdl);
   if (km_attn_tile_pipe(&r->sh) == KM_ATTN_PIPE_TMA)
     snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s%s", km_attn_tma_slots(&r->sh),
              p->tma_scales == 1 ? ", scales copied into the slots" : p->tma_scales == 2 ? ", every lane arrives"
@@ -991,6 +996,19 @@ PWS(steal16_bf16_b4_128k, 4, 131072, 16);
 PWS(steal16_bf16_b64_16k, 64, 16384, 16);
 PWS(steal8_bf16_b1_32k, 1, 32768, 8);
 PWS(quick_steal16_bf16, 4, 4096, 16);
+/* bf16's default kernel as programmatic dependent launches (pdl): step n + 1's CTAs start as step n's leave the
+ * SMs and request what does not depend on step n (the first 1 or 4 tiles of each chunk, their block-table entries,
+ * the chunk metadata) into L2 before they wait for it; the steps of a timed batch of launches overlap as a model's
+ * layers with such launches would */
+#define PPD(name, b, c, n) PDEF(name, BF, TEN, b, c, .pdl = n)
+PPD(pdl_bf16_b1_4k, 1, 4096, 1);
+PPD(pdl_bf16_b1_32k, 1, 32768, 1);
+PPD(pdl4_bf16_b1_32k, 1, 32768, 4);
+PPD(pdl_bf16_b16_32k, 16, 32768, 1);
+PPD(pdl4_bf16_b16_32k, 16, 32768, 4);
+PPD(pdl_bf16_b4_128k, 4, 131072, 1);
+PPD(pdl_bf16_b64_16k, 64, 16384, 1);
+PPD(quick_pdl_bf16, 4, 4096, 4);
 /* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
  * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3; e5m2 4) slots per warp: here with 4 slots (the default
  * until 5206b20) or 6 (registers capped for 3 or 2 CTAs per SM instead of 4), and the register pipeline's kernel that
@@ -1263,6 +1281,16 @@ static const km_case attn_cases[] = {
     BF16_ROW(4, 128k, "steal16", SUM_WS, steal16_bf16_b4_128k),
     BF16_ROW(64, 16k, "steal16", SUM_WS, steal16_bf16_b64_16k),
     BF16_ROW(1, 32k, "steal8", SUM_WS, steal8_bf16_b1_32k),
+#define SUM_PDL "the same step as programmatic dependent launches (pdl, pdl4: 1 or 4 tiles): each step's first " \
+                "tiles of every chunk requested into L2 before it waits for the step before, whose tail (the CTA " \
+                "merge, the slowest warps) it overlaps; Q and every write after the wait"
+    BF16_ROW(1, 4k, "pdl", SUM_PDL, pdl_bf16_b1_4k),
+    BF16_ROW(1, 32k, "pdl", SUM_PDL, pdl_bf16_b1_32k),
+    BF16_ROW(1, 32k, "pdl4", SUM_PDL, pdl4_bf16_b1_32k),
+    BF16_ROW(16, 32k, "pdl", SUM_PDL, pdl_bf16_b16_32k),
+    BF16_ROW(16, 32k, "pdl4", SUM_PDL, pdl4_bf16_b16_32k),
+    BF16_ROW(4, 128k, "pdl", SUM_PDL, pdl_bf16_b4_128k),
+    BF16_ROW(64, 16k, "pdl", SUM_PDL, pdl_bf16_b64_16k),
 #define SUM_TMA "the same step with another ring of the TMA pipeline (tmaN: N slots per warp, N - 1 tiles ahead, " \
                 "registers capped for 3 CTAs per SM at 4 slots, 2 at 6; the default has 3, 4 CTAs; e5m2's 4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
@@ -1375,6 +1403,8 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/steal16/quick", T_GQA, SUM_WS, run_attn, &quick_steal16_bf16,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/pdl4/quick", T_GQA, SUM_PDL, run_attn, &quick_pdl_bf16, KM_CASE_QUICK,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/mh/quick", "kv_quant", SUM_MH, run_attn, &quick_mh_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {NAIVE_B1, T_GQA, "one CTA per (sequence, query head), no split: K/V re-read per query head", run_attn,

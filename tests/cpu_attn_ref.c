@@ -345,6 +345,44 @@ static void expect_refused(const km_attn_shape *bad, int n, const char *word, co
   }
 }
 
+/* pdl: 0, 1 or 4, for bf16's default kernel shape only (head_dim 128, <= 8 rows, register pipeline, no variant), any
+ * merge but merge_inflight 32, not with steal; the plan is the one the shape gets without it. */
+static void test_pdl_shape(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  sh.pdl = 1;
+  KM_EXPECT_MSG(km_attn_shape_error(&sh) == NULL, "pdl: %s", km_attn_shape_error(&sh));
+  sh.pdl = 4;
+  KM_EXPECT_MSG(km_attn_shape_error(&sh) == NULL, "pdl 4: %s", km_attn_shape_error(&sh));
+  km_attn_shape ok[3] = {sh, sh, sh};
+  ok[0].q_len = 2; /* 8 rows */
+  ok[1].combine = 1;
+  ok[2].merge_heads = 1;
+  for (int i = 0; i < 3; ++i) KM_EXPECT_MSG(km_attn_shape_error(&ok[i]) == NULL, "pdl ok %d: %s", i, km_attn_shape_error(&ok[i]));
+  km_attn_shape bad[10];
+  for (int i = 0; i < 10; ++i) bad[i] = sh;
+  bad[0].pdl = 2;
+  bad[1].kv = KM_ATTN_FP8_E4M3;
+  bad[2].head_dim = 64;
+  bad[3].num_kv_heads = 2; /* 16 rows */
+  bad[4].pipe = KM_ATTN_PIPE_SMEM_RING;
+  bad[5].prefetch = 1, bad[5].otrans = 1;
+  bad[6].steal = 16;
+  bad[7].merge_inflight = 32;
+  bad[8].lazy_rescale = 1;
+  bad[9].pdl = 8;
+  expect_refused(bad, 10, "pdl", "lazy_rescale", "pdl");
+  static const int32_t ctx[] = {32768};
+  km_attn_plan p, q;
+  char err[256];
+  km_attn_shape plain = sh;
+  plain.pdl = 0;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(km_attn_plan_make(&q, &plain, 1, ctx, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(p.num_chunks == q.num_chunks && p.chunk_tiles == q.chunk_tiles && p.cta_merge == q.cta_merge);
+  km_attn_plan_free(&p);
+  km_attn_plan_free(&q);
+}
+
 /* steal: 0, 8 or 16, for bf16's default kernel shape only (head_dim 128, <= 8 rows, register pipeline, no variant),
  * with the merge in the kernel left on (combine 0, merge_heads 0) and merge_inflight 0 or 16; the plan is the one the
  * shape gets without it (the kernel steals only where that plan merges in CTAs). */
@@ -486,8 +524,8 @@ static void test_tma_shape(void) {
   KM_EXPECT(km_attn_tma_slots(&rs) == 3);
   rs.kv = KM_ATTN_FP8_E4M3, rs.tma_scales = 2;
   KM_EXPECT(km_attn_tma_slots(&rs) == 4);
-  km_attn_shape bad[9];
-  for (int i = 0; i < 9; ++i) bad[i] = sh;
+  km_attn_shape bad[10];
+  for (int i = 0; i < 10; ++i) bad[i] = sh;
   bad[0].kv = KM_ATTN_BF16, bad[0].scale = KM_ATTN_SCALE_TENSOR;
   bad[1].head_dim = 64;
   bad[2].head_dim = 256, bad[2].num_heads = 16;
@@ -675,6 +713,7 @@ int main(void) {
   test_cta_merge_plan();
   test_merge_inflight_shape();
   test_steal_shape();
+  test_pdl_shape();
   test_merge_heads_plan();
   test_unmerged_plan_is_plain();
   test_scale_load_shape();

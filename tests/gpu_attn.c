@@ -45,10 +45,11 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel, the CTA merge's partials in
  * flight, the default kernel's L2 prefetch or lazy rescale, the TMA pipeline's ring slots and scales, the merge by
- * the last CTA of four KV heads, the tiles a CTA's warps may take from each other (all 0: the default kernel) */
+ * the last CTA of four KV heads, the tiles a CTA's warps may take from each other, programmatic dependent launches
+ * (all 0: the default kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
-      tma_slots, tma_scales, merge_heads, tma_promo, steal;
+      tma_slots, tma_scales, merge_heads, tma_promo, steal, pdl;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -63,7 +64,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
                       v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
-                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo, v.steal};
+                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo, v.steal, v.pdl};
   if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
     static int said;
     if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
@@ -139,6 +140,9 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   const size_t qn = (size_t)t->batch * t->q_len * t->heads * d;
   uint16_t *q = malloc(qn * 2);
   for (size_t i = 0; i < qn; ++i) q[i] = km_float_to_bf16(km_test_rng_normal(&st));
+  /* pdl: another Q for the step launched just before the checked one */
+  uint16_t *q_alt = v.pdl ? malloc(qn * 2) : NULL;
+  for (size_t i = 0; q_alt && i < qn; ++i) q_alt[i] = km_float_to_bf16(km_test_rng_normal(&st));
   /* selected pages: distinct, random, per (sequence, KV head) */
   int32_t *sel = NULL;
   int sp = t->sparse_pages;
@@ -163,6 +167,11 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   }
   /* device */
   void *dk, *dv, *dq, *dout, *dout2, *dks, *dvs, *dtab, *dctx, *dsel = NULL, *ws = NULL, *dkside, *dvside;
+  void *dq_alt = NULL;
+  if (q_alt) {
+    KM_EXPECT_CUDA(cudaMalloc(&dq_alt, qn * 2));
+    KM_EXPECT_CUDA(cudaMemcpy(dq_alt, q_alt, qn * 2, cudaMemcpyHostToDevice));
+  }
   KM_EXPECT_CUDA(cudaMalloc(&dkside, rows * kvh * 2));
   KM_EXPECT_CUDA(cudaMalloc(&dvside, rows * kvh * 4));
   KM_EXPECT_CUDA(cudaMemcpy(dkside, kside, rows * kvh * 2, cudaMemcpyHostToDevice));
@@ -212,9 +221,19 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
     KM_EXPECT_CUDA(cudaMemset(dstamps, 0, (size_t)items * KM_ATTN_STAMPS * 8));
     a.stamps = dstamps;
   }
-  /* the CTA merge's counts must be back at zero after a step: the checked step is the second */
-  if (plan.cta_merge) KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
-  KM_EXPECT_CUDA(cudaMemset(dout, 0xFF, qn * 2));
+  /* the CTA merge's counts must be back at zero after a step: the checked step is the second. With pdl the first
+   * step has another Q and output and is launched right before the checked one, which overlaps its tail: a write of
+   * the checked step's partials or counts before its wait would meet the first step's in flight */
+  if (v.pdl) {
+    km_attn_args a1 = a;
+    a1.q = dq_alt;
+    a1.out = dout2;
+    KM_EXPECT_CUDA(cudaMemset(dout, 0xFF, qn * 2));
+    KM_EXPECT_CUDA(km_attn_decode(&plan, &a1, 0));
+  } else {
+    if (plan.cta_merge) KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
+    KM_EXPECT_CUDA(cudaMemset(dout, 0xFF, qn * 2));
+  }
   KM_EXPECT_CUDA(km_attn_decode(&plan, &a, 0));
   KM_EXPECT_CUDA(cudaDeviceSynchronize());
   uint16_t *got = malloc(qn * 2), *got2 = malloc(qn * 2);
@@ -299,8 +318,8 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_plan_free(&plan);
   cudaFree(dk), cudaFree(dv), cudaFree(dks), cudaFree(dvs), cudaFree(dq), cudaFree(dout), cudaFree(dout2);
   cudaFree(dtab), cudaFree(dctx), cudaFree(dsel), cudaFree(ws), cudaFree(dkside), cudaFree(dvside);
-  cudaFree(dstamps);
-  free(kside), free(vside);
+  cudaFree(dstamps), cudaFree(dq_alt);
+  free(kside), free(vside), free(q_alt);
   free(perm), free(table), free(kc), free(vc), free(ks), free(vs), free(q), free(sel), free(got), free(got2);
 }
 
@@ -628,6 +647,28 @@ int main(void) {
     };
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; ++i)
       for (int n = 8; n <= 16; n += 8) run_case_with(&ws[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.steal = n});
+  }
+  /* programmatic dependent launches (pdl), each checked step right behind another step: the CTA merge (chunks of 4:
+   * every KV head's last CTA merges 10 CTA partials), the combine pass (combine 1, and the planner's choice for a
+   * batch that fills the GPU), contexts that end inside tiles, a first tile that holds the step's own token (context
+   * 9: the loads wait), q_len 2 with a window, selected pages (the selection after the wait), one long many short */
+  {
+    static const int c_pd[] = {5000, 3001}, c_pd1[] = {9}, c_pd16[] = {4096, 4000, 3000, 2048, 1000, 777, 512, 300,
+                                                                       200, 100, 64, 33, 17, 16, 2, 1};
+    const tcase pd[] = {
+        {"pdl: b2 in chunks of 4, CTA merge", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_pd, 0, 4, 1},
+        {"pdl: the planner's chunks", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_pd, 0, 0, 0},
+        {"pdl: context 9 (its one tile holds the new token)", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_pd1, 0, 0, 0},
+        {"pdl: q_len 2, window 700", 8, 2, 128, 16, 2, 700, B, TEN, 2, c_pd, 0, 10, 1},
+        {"pdl: 40 selected pages in chunks of 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_pd, 40, 2, 1},
+        {"pdl: 16 sequences of 1..4096", 32, 8, 128, 16, 1, 0, B, TEN, 16, c_pd16, 0, 0, 0},
+        {"pdl: one long, many short", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 5, 0},
+    };
+    for (size_t i = 0; i < sizeof pd / sizeof pd[0]; ++i) {
+      run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 1});
+      run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4});
+      run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4, .combine = 1});
+    }
   }
   stamps_refused(c_st[0]);
   /* every case through both tile pipelines (the simple kernel checked once) */
