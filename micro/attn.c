@@ -996,16 +996,6 @@ PWS(steal16_bf16_b4_128k, 4, 131072, 16);
 PWS(steal16_bf16_b64_16k, 64, 16384, 16);
 PWS(steal8_bf16_b1_32k, 1, 32768, 8);
 PWS(quick_steal16_bf16, 4, 4096, 16);
-/* batch 1 x 32K in fewer, longer chunks than the planner's 16 tiles (128 per KV head, 32 CTA partials for each KV
- * head's last CTA to merge): 20, 24 or 32 tiles (26, 22 or 16 CTAs per KV head), and 2 tiles in flight per warp (pf2;
- * ot2 with O^T accumulators), so that fewer warps keep as many bytes in flight */
-#define PB1(name, ...) PDEF(name, BF, TEN, 1, 32768, __VA_ARGS__)
-PB1(ct20_bf16_b1_32k, .chunk_tiles = 20);
-PB1(ct24_bf16_b1_32k, .chunk_tiles = 24);
-PB1(ct32_bf16_b1_32k, .chunk_tiles = 32);
-PB1(ot2_bf16_b1_32k, .prefetch = 2, .otrans = 1);
-PB1(ot2ct32_bf16_b1_32k, .prefetch = 2, .otrans = 1, .chunk_tiles = 32);
-PB1(pf2ct32_bf16_b1_32k, .prefetch = 2, .chunk_tiles = 32);
 /* bf16's default kernel as programmatic dependent launches (pdl): step n + 1's CTAs start as step n's leave the
  * SMs and request what does not depend on step n (the first 1 or 4 tiles of each chunk, their block-table entries,
  * the chunk metadata) into L2 before they wait for it; the steps of a timed batch of launches overlap as a model's
@@ -1016,8 +1006,6 @@ PPD(pdl_bf16_b1_32k, 1, 32768, 1);
 PPD(pdl4_bf16_b1_32k, 1, 32768, 4);
 PPD(pdl_bf16_b16_32k, 16, 32768, 1);
 PPD(pdl4_bf16_b16_32k, 16, 32768, 4);
-PPD(pdl_bf16_b4_128k, 4, 131072, 1);
-PPD(pdl_bf16_b64_16k, 64, 16384, 1);
 PPD(quick_pdl_bf16, 4, 4096, 4);
 /* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
  * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3; e5m2 4) slots per warp: here with 4 slots (the default
@@ -1291,14 +1279,6 @@ static const km_case attn_cases[] = {
     BF16_ROW(4, 128k, "steal16", SUM_WS, steal16_bf16_b4_128k),
     BF16_ROW(64, 16k, "steal16", SUM_WS, steal16_bf16_b64_16k),
     BF16_ROW(1, 32k, "steal8", SUM_WS, steal8_bf16_b1_32k),
-#define SUM_B1 "the same step with a prefetch depth N (pfN; otN: O^T = V^T P^T accumulators) and/or in chunks of M " \
-               "tiles (ctM) instead of the planner's 16: fewer CTA partials for each KV head's last CTA to merge"
-    BF16_ROW(1, 32k, "ct20", SUM_B1, ct20_bf16_b1_32k),
-    BF16_ROW(1, 32k, "ct24", SUM_B1, ct24_bf16_b1_32k),
-    BF16_ROW(1, 32k, "ct32", SUM_B1, ct32_bf16_b1_32k),
-    BF16_ROW(1, 32k, "ot2", SUM_B1, ot2_bf16_b1_32k),
-    BF16_ROW(1, 32k, "ot2ct32", SUM_B1, ot2ct32_bf16_b1_32k),
-    BF16_ROW(1, 32k, "pf2ct32", SUM_B1, pf2ct32_bf16_b1_32k),
 #define SUM_PDL "the same step as programmatic dependent launches (pdl, pdl4: 1 or 4 tiles): each step's first " \
                 "tiles of every chunk requested into L2 before it waits for the step before, whose tail (the CTA " \
                 "merge, the slowest warps) it overlaps; Q and every write after the wait"
@@ -1307,8 +1287,6 @@ static const km_case attn_cases[] = {
     BF16_ROW(1, 32k, "pdl4", SUM_PDL, pdl4_bf16_b1_32k),
     BF16_ROW(16, 32k, "pdl", SUM_PDL, pdl_bf16_b16_32k),
     BF16_ROW(16, 32k, "pdl4", SUM_PDL, pdl4_bf16_b16_32k),
-    BF16_ROW(4, 128k, "pdl", SUM_PDL, pdl_bf16_b4_128k),
-    BF16_ROW(64, 16k, "pdl", SUM_PDL, pdl_bf16_b64_16k),
 #define SUM_TMA "the same step with another ring of the TMA pipeline (tmaN: N slots per warp, N - 1 tiles ahead, " \
                 "registers capped for 3 CTAs per SM at 4 slots, 2 at 6; the default has 3, 4 CTAs; e5m2's 4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
