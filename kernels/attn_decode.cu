@@ -95,8 +95,9 @@ int mtiles_of(const km_attn_shape *s) { return rows_of(s) <= 8 ? 0 : (rows_of(s)
 
 // The step's kernel: the format's, or with stamps, a wider merge or work stealing one of bf16's other
 // instantiations.
-Kern decode_for(const km_attn_shape *s, bool stamps = false) {
-  if (stamps || s->merge_inflight == 32 || s->steal || s->pdl) return kernel_bf16_extra(*s, mtiles_of(s), stamps);
+Kern decode_for(const km_attn_shape *s, bool stamps = false, bool poll = false) {
+  if (stamps || s->merge_inflight == 32 || s->steal || s->pdl || poll)
+    return kernel_bf16_extra(*s, mtiles_of(s), stamps, poll);
   return kernel_for_format(*s, mtiles_of(s));
 }
 
@@ -272,6 +273,11 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   if (s->pdl && (!bf16_default_shape(*s, mtiles_of(s)) || s->steal || s->merge_inflight == 32))
     return "pdl: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, no steal, "
            "merge_inflight 0 or 16";
+  if (s->merge_poll != 0 && s->merge_poll != 1) return "merge_poll must be 0 or 1";
+  if (s->merge_poll && (!bf16_default_shape(*s, mtiles_of(s)) || s->combine || s->merge_heads ||
+                        s->merge_inflight == 32 || s->steal || s->pdl))
+    return "merge_poll: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, combine 0, "
+           "merge_heads 0, merge_inflight 0 or 16, no steal, no pdl";
   if (s->merge_heads != 0 && s->merge_heads != 1) return "merge_heads must be 0 or 1";
   if (s->merge_heads && (s->num_kv_heads % WARPS != 0 || s->combine || s->merge_inflight == 32))
     return "merge_heads 1: num_kv_heads a multiple of 4, combine 0, merge_inflight 0 or 16";
@@ -431,6 +437,9 @@ extern "C" int km_attn_plan_make(km_attn_plan *p, const km_attn_shape *s, int ba
   p->num_chunks = p->ch.num_chunks;
   p->split = p->ch.split;
   p->cta_merge = merge ? 1 : s->merge_heads && p->split ? 2 : 0;
+  // merge_poll: the CTA merge by flags only where every CTA of the grid is resident at once (its merging CTAs wait
+  // on the others); elsewhere the count
+  p->poll = s->merge_poll && p->cta_merge == 1 && (long long)p->num_chunks * s->num_kv_heads <= target_warps;
   return 0;
 }
 
@@ -448,7 +457,9 @@ size_t partial_slot_bytes(const km_attn_plan *p) {
   const size_t slots = (size_t)p->num_chunks * p->shape.num_kv_heads * rows_of(&p->shape);
   return slots * ((size_t)p->shape.head_dim + 1) * sizeof(float);
 }
+// the counts, one per (sequence, KV head); with poll the flags, one per CTA
 size_t arrive_bytes(const km_attn_plan *p) {
+  if (p->poll) return (size_t)p->num_chunks * p->shape.num_kv_heads / WARPS * sizeof(int);
   return p->cta_merge ? (size_t)p->batch * p->shape.num_kv_heads * sizeof(int) : 0;
 }
 }  // namespace
@@ -509,7 +520,7 @@ static cudaError_t tma_maps(TmaMaps *m, const km_attn_args *a, const km_attn_sha
 
 extern "C" cudaError_t km_attn_decode(const km_attn_plan *pl, const km_attn_args *a, cudaStream_t stream) {
   const km_attn_shape *s = &pl->shape;
-  const Kern k = decode_for(s, a->stamps != nullptr);
+  const Kern k = decode_for(s, a->stamps != nullptr, pl->poll != 0);
   if (a->stamps && !k.fn) return cudaErrorNotSupported;
   if (!k.fn || !pl->ch.d_arrays) return cudaErrorInvalidValue;
   const bool fp8 = s->kv == KM_ATTN_FP8_E4M3 || s->kv == KM_ATTN_FP8_E5M2;

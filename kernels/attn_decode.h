@@ -143,6 +143,11 @@ typedef struct km_attn_shape {
                           tail; Q, the selection, tiles holding the step's own tokens and every write come after the
                           wait (bf16, head_dim 128, <= 8 rows, register pipeline, no variant, no steal,
                           merge_inflight 0 or 16); 0: plain launches */
+  int merge_poll;      /* 1: where the plan merges in CTAs (cta_merge 1) and its grid fits on the device at once
+                          (the plan's poll), each (sequence, KV head)'s last CTA merges the others' CTA partials as
+                          their flags appear, while they still compute, instead of the last CTA to count itself in
+                          merging them all after the count (bf16, head_dim 128, <= 8 rows, register pipeline, no
+                          variant, combine 0, merge_heads 0, merge_inflight 0 or 16, no steal, no pdl) */
 } km_attn_shape;
 
 /* The TMA pipeline's default ring: 3 slots, 2 tiles ahead per warp, 16 warps per SM (4 CTAs, registers capped at
@@ -192,6 +197,8 @@ typedef struct km_attn_plan {
                         chunk, each writes its partial, and the last CTA of each (sequence, four KV heads) merges
                         the sequence's partials into the output (one launch); 0: one partial per chunk and a
                         combine pass */
+  int poll;          /* 1 (shape merge_poll, cta_merge 1, the grid's CTAs all resident at once): the CTA partials
+                        merge by flags (one per CTA in the workspace) into each (sequence, KV head)'s last CTA */
   int sparse_pages;  /* > 0: Quest, this many selected pages per (sequence, KV head) */
   /* the chunks (tile ranges index the tile list) and their device copy (km_attn_plan_upload) */
   km_split_chunks ch;

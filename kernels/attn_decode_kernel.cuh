@@ -985,6 +985,102 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
   return true;
 }
 
+// A flag in global memory set (1) after the CTA's earlier stores: thread 0, after the CTA's barrier; the release is
+// cumulative over the stores the barrier ordered before it.
+__device__ __forceinline__ void flag_release(int *flag) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(1) : "memory");
+}
+__device__ __forceinline__ int flag_relaxed(const int *flag) {
+  int v;
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
+
+// Merges into mg, as each is flagged, the CTA partials of quads first .. first + n - 1 of KV head kvh (slot and flag:
+// the quad's CTA, quad x kv_heads + kvh): row r, dims e .. e + 3. Each pass reads the flags of the partials still
+// pending (32 at a time, all loads in flight), and after one acquire fence merges those found set, U in flight.
+template <int D, int U>
+__device__ __forceinline__ void merge_flagged(const Params &p, km_attn_merge &mg, int kvh, int r, int e, int first,
+                                              int n) {
+  const int rows = p.rows;
+  for (int g0 = 0; g0 < n; g0 += 32) {
+    uint32_t pending = n - g0 >= 32 ? ~0u : (1u << (n - g0)) - 1u;
+    while (pending) {
+      uint32_t ready = 0;
+#pragma unroll
+      for (int k = 0; k < 32; ++k)
+        if ((pending >> k) & 1u)
+          ready |= (uint32_t)(flag_relaxed(p.arrive + (size_t)(first + g0 + k) * p.kv_heads + kvh) != 0) << k;
+      if (!ready) continue;
+      pending &= ~ready;
+      asm volatile("fence.acq_rel.gpu;" ::: "memory");  // the flags read above acquire their CTAs' partials
+      while (ready) {
+        float lse[U], o[U][4];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int k = ready ? __ffs(ready) - 1 : -1;
+          ready &= ready - 1u;
+          const size_t slot = ((size_t)(first + g0 + (k < 0 ? 0 : k)) * p.kv_heads + kvh) * rows + r;
+          lse[u] = k >= 0 ? __ldcg(p.part_lse + slot) : -INFINITY;
+          const float4 x = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
+          o[u][0] = x.x, o[u][1] = x.y, o[u][2] = x.z, o[u][3] = x.w;
+        }
+        km_attn_merge_block(&mg, lse, &o[0][0], U, 4);
+      }
+    }
+  }
+}
+
+// CTA merge by flags (decode_kernel's MP, plans with cta_merge 1 and poll: every CTA of the grid is resident at
+// once). As cta_merge, the CTA's four warps' partials in shared memory become one CTA partial; but the CTA of the
+// (sequence, KV head)'s last quad does not write its own: it keeps it in registers and merges the others' into it as
+// their flags appear (merge_flagged), while they are still computing, then writes the output and clears the
+// flags for the next step. Every other CTA writes its partial and sets its flag. So what follows the last partial
+// is one flag, one fence and that partial's loads, instead of a count and every partial's loads. The merging CTA
+// waits on CTAs of the same grid: the plan takes this only where the grid fits on the device at once.
+template <int D, int U = 16>
+__device__ __forceinline__ bool cta_merge_poll(const Params &p, const float *sm, int seq, int kvh,
+                                               unsigned long long *counted) {
+  constexpr int D4 = D / 4;
+  const int rows = p.rows, n4 = rows * D4;
+  __syncthreads();
+  const float *slse = sm + (size_t)WARPS * rows * D;
+  const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
+  const bool merger = (int)(blockIdx.x / p.kv_heads) == q0 + quads - 1;
+  float *po = p.part_o + (size_t)blockIdx.x * rows * D, *pl = p.part_lse + (size_t)blockIdx.x * rows;
+  if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
+  for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
+    const int r = i / D4, e = i % D4 * 4;
+    km_attn_merge mg = km_attn_merge_start();
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+      const float4 x = *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e);
+      const float lse1 = slse[w * rows + r], o1[4] = {x.x, x.y, x.z, x.w};
+      km_attn_merge_block(&mg, &lse1, o1, 1, 4);
+    }
+    if (!merger) {
+      const float inv = km_attn_merge_scale(&mg);
+      __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e),
+             make_float4(mg.acc[0] * inv, mg.acc[1] * inv, mg.acc[2] * inv, mg.acc[3] * inv));
+      if (e == 0) __stcg(pl + r, km_attn_merge_lse(&mg));
+      continue;
+    }
+    merge_flagged<D, U>(p, mg, kvh, r, e, q0, quads - 1);
+    const float inv = km_attn_merge_scale(&mg);
+    const int qi = r / p.group, head = kvh * p.group + r % p.group;
+    uint16_t *orow = p.out + ((size_t)(seq * p.q_len + qi) * p.heads + head) * D + e;
+    *reinterpret_cast<uint2 *>(orow) = make_uint2(pack_f32x2(mg.acc[0] * inv, mg.acc[1] * inv, false),
+                                                  pack_f32x2(mg.acc[2] * inv, mg.acc[3] * inv, false));
+  }
+  __syncthreads();  // the partial's stores before the flag; the merger's flag reads before the flags are cleared
+  if (!merger) {
+    if (threadIdx.x == 0) flag_release(p.arrive + blockIdx.x);
+    return false;
+  }
+  for (int j = threadIdx.x; j < quads - 1; j += WARPS * 32) p.arrive[(size_t)(q0 + j) * p.kv_heads + kvh] = 0;
+  return true;
+}
+
 // Head merge (the plan's cta_merge 2): the CTA's warps are KV heads kvh0 .. kvh0 + 3 of one chunk of sequence `seq`
 // and have written their partials to the workspace (slot chunk x kv_heads + kvh, as for the combine pass). The
 // CTA counts itself in for (sequence, kvh0); the last CTA of the sequence's chunks merges every chunk's partial
@@ -1082,8 +1178,11 @@ __device__ __forceinline__ void pdl_start(const Params &p, int seq, int kvh, int
 // plans with cta_merge 1 only, where a CTA's four warps are four chunks of one (sequence, KV head)): see Steal.
 // PL: 0, or a programmatic dependent launch (the shape's pdl; register pipeline, not stamped, no stealing) that
 // requests the first PL tiles of the warp's chunk into L2 before it waits for the grid before it: see pdl_start.
+// MP: 1 merges a cta_merge 1 plan's CTA partials by flags (the plan's poll: the grid is one wave), see
+// cta_merge_poll; 0 by the count.
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0,
+          int MP = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p, const __grid_constant__ TmaMaps maps) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -1618,7 +1717,10 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   bool last = direct;
   unsigned long long *const counted = ST ? stamp + KM_ATTN_STAMP_COUNTED : nullptr;  // the merges overwrite it
   if (p.cta_merge == 1) {
-    last = cta_merge<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh, counted);
+    if constexpr (MP)
+      last = cta_merge_poll<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh, counted);
+    else
+      last = cta_merge<D, MW>(p, reinterpret_cast<float *>(smem), seq, kvh, counted);
   } else if (p.cta_merge == 2 && !direct) {  // every warp of the CTA is in one chunk: `direct` is the CTA's
     last = heads_merge<D, MW>(p, seq, kvh - warp, counted);
   }
@@ -1648,11 +1750,12 @@ struct Kern {
 };
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
-          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0>
+          int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0,
+          int MP = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
   const void *fn = reinterpret_cast<const void *>(
-      &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS, PL>);
+      &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS, PL, MP>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   constexpr int smem = ring_smem<T, PIPE, PFO, TS>();
   if constexpr (PIPE == KM_ATTN_PIPE_TMA) {
@@ -1856,9 +1959,9 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
 }
 
 // The other instantiations of bf16's default kernel at head_dim 128 with <= 8 rows (the register pipeline, no
-// variant): stamped (ST 1) and/or with the shape's merge_inflight 32 (MW 32); {nullptr, 0} for any other
-// shape; in attn_decode_bf16.cu.
-Kern kernel_bf16_extra(const km_attn_shape &s, int mt, bool stamps);
+// variant): stamped (ST 1) and/or with the shape's merge_inflight 32 (MW 32), steal (WS), pdl (PL) or, where the
+// plan polls, merge_poll (MP); {nullptr, 0} for any other shape; in attn_decode_bf16.cu.
+Kern kernel_bf16_extra(const km_attn_shape &s, int mt, bool stamps, bool poll);
 
 // Each format's kernels_of, instantiated in its own translation unit (attn_decode_<format>.cu).
 Kern kernels_bf16(const km_attn_shape &s, int mt);

@@ -62,6 +62,7 @@ typedef struct attn_params {
   int tma_promo;      /* the TMA maps' L2 promotion in bytes (0: the default, 128; -1: none) */
   int steal;          /* 8 or 16: the last tiles of each warp's chunk may be taken by the other warps of its CTA */
   int pdl;            /* 1 or 4: programmatic dependent launches, that many tiles per chunk requested before the wait */
+  int merge_poll;     /* 1: the CTA partials merged by flags into each (sequence, KV head)'s last CTA as they appear */
 } attn_params;
 
 enum {
@@ -198,6 +199,7 @@ static void resolve_shape(km_bench *b, const attn_params *p, attn_run *r) {
   r->sh.tma_promo = p->tma_promo;
   r->sh.steal = p->steal;
   r->sh.pdl = p->pdl;
+  r->sh.merge_poll = p->merge_poll;
   r->batch = p->batch;
 }
 
@@ -814,6 +816,8 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
                       : !r->plan.cta_merge  ? ", combine pass"
                       : r->plan.cta_merge == 2 ? ", partials merged in the kernel by the last CTA of each four KV heads"
                       : p->merge_inflight == 32 ? ", partials merged in the kernel (32 CTA partials in flight)"
+                      : r->plan.poll ? ", partials merged in the kernel by flags, as they appear"
+                      : p->merge_poll ? ", partials merged in the kernel (by the count: the grid is more than one wave)"
                                             : ", partials merged in the kernel";
   char stamps[900] = "";
   if (p->stamps) stamp_report(b, r, stamps, sizeof stamps);
@@ -996,6 +1000,15 @@ PWS(steal16_bf16_b4_128k, 4, 131072, 16);
 PWS(steal16_bf16_b64_16k, 64, 16384, 16);
 PWS(steal8_bf16_b1_32k, 1, 32768, 8);
 PWS(quick_steal16_bf16, 4, 4096, 16);
+/* bf16's default kernel with the CTA partials merged by flags (merge_poll): each (sequence, KV head)'s last CTA merges
+ * the others' partials as they appear, while they still compute (plans whose grid is one wave) */
+#define PMP(name, b, c, ...) PDEF(name, BF, TEN, b, c, .merge_poll = 1, __VA_ARGS__)
+PMP(mp_bf16_b1_4k, 1, 4096);
+PMP(mp_bf16_b1_16k, 1, 16384);
+PMP(mp_bf16_b1_32k, 1, 32768);
+PMP(mp_bf16_b4_32k, 4, 32768);
+PMP(mpst_bf16_b1_32k, 1, 32768, .stamps = 1);
+PMP(quick_mp_bf16, 4, 4096);
 /* bf16's default kernel as programmatic dependent launches (pdl): step n + 1's CTAs start as step n's leave the
  * SMs and request what does not depend on step n (the first 1 or 4 tiles of each chunk, their block-table entries,
  * the chunk metadata) into L2 before they wait for it; the steps of a timed batch of launches overlap as a model's
@@ -1279,6 +1292,13 @@ static const km_case attn_cases[] = {
     BF16_ROW(4, 128k, "steal16", SUM_WS, steal16_bf16_b4_128k),
     BF16_ROW(64, 16k, "steal16", SUM_WS, steal16_bf16_b64_16k),
     BF16_ROW(1, 32k, "steal8", SUM_WS, steal8_bf16_b1_32k),
+#define SUM_MP "the same step with each (sequence, KV head)'s last CTA merging the other CTAs' partials as their flags " \
+               "appear (mp), instead of the last CTA to count itself in merging all of them after the count"
+    BF16_ROW(1, 4k, "mp", SUM_MP, mp_bf16_b1_4k),
+    BF16_ROW(1, 16k, "mp", SUM_MP, mp_bf16_b1_16k),
+    BF16_ROW(1, 32k, "mp", SUM_MP, mp_bf16_b1_32k),
+    BF16_ROW(4, 32k, "mp", SUM_MP, mp_bf16_b4_32k),
+    SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx32k/mp", "stamps", T_GQA, SUM_ST, mpst_bf16_b1_32k),
 #define SUM_PDL "the same step as programmatic dependent launches (pdl, pdl4: 1 or 4 tiles): each step's first " \
                 "tiles of every chunk requested into L2 before it waits for the step before, whose tail (the CTA " \
                 "merge, the slowest warps) it overlaps; Q and every write after the wait"
@@ -1399,6 +1419,8 @@ static const km_case attn_cases[] = {
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/steal16/quick", T_GQA, SUM_WS, run_attn, &quick_steal16_bf16,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/mp/quick", T_GQA, SUM_MP, run_attn, &quick_mp_bf16, KM_CASE_QUICK,
+     "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/pdl4/quick", T_GQA, SUM_PDL, run_attn, &quick_pdl_bf16, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/mh/quick", "kv_quant", SUM_MH, run_attn, &quick_mh_fp8,

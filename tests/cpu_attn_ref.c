@@ -345,6 +345,44 @@ static void expect_refused(const km_attn_shape *bad, int n, const char *word, co
   }
 }
 
+/* merge_poll: 0 or 1, for bf16's default kernel shape only, with the CTA merge left on (combine 0, merge_heads 0),
+ * merge_inflight 0 or 16, no steal, no pdl; the plan polls only where it merges in CTAs and its grid is one wave. */
+static void test_merge_poll_shape(void) {
+  km_attn_shape sh = {32, 8, 128, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  sh.merge_poll = 1;
+  KM_EXPECT_MSG(km_attn_shape_error(&sh) == NULL, "merge_poll: %s", km_attn_shape_error(&sh));
+  km_attn_shape bad[10];
+  for (int i = 0; i < 10; ++i) bad[i] = sh;
+  bad[0].merge_poll = 2;
+  bad[1].kv = KM_ATTN_FP8_E4M3;
+  bad[2].head_dim = 64;
+  bad[3].num_kv_heads = 2; /* 16 rows */
+  bad[4].pipe = KM_ATTN_PIPE_SMEM_RING;
+  bad[5].combine = 1;
+  bad[6].merge_heads = 1;
+  bad[7].merge_inflight = 32;
+  bad[8].steal = 16;
+  bad[9].pdl = 1;
+  expect_refused(bad, 10, "merge_poll", "pdl", "merge_poll");
+  static const int32_t ctx[] = {32768};
+  km_attn_plan p;
+  char err[256];
+  /* the planner's 128 chunks x 8 KV heads on 1,056 resident warps: one wave */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT_MSG(p.cta_merge == 1 && p.poll == 1 && p.num_chunks * 8 <= 1056, "cta_merge %d poll %d chunks %d",
+                p.cta_merge, p.poll, p.num_chunks);
+  km_attn_plan_free(&p);
+  /* chunks of 4 tiles: 512 chunks x 8 KV heads, more than one wave: the count */
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx, 2048, 0, 4, 1056, err, sizeof err) == 0);
+  KM_EXPECT(p.cta_merge == 1 && p.poll == 0);
+  km_attn_plan_free(&p);
+  /* no CTA merge, no poll */
+  sh.merge_poll = 0;
+  KM_EXPECT(km_attn_plan_make(&p, &sh, 1, ctx, 2048, 0, 0, 1056, err, sizeof err) == 0);
+  KM_EXPECT(p.poll == 0);
+  km_attn_plan_free(&p);
+}
+
 /* pdl: 0, 1 or 4, for bf16's default kernel shape only (head_dim 128, <= 8 rows, register pipeline, no variant), any
  * merge but merge_inflight 32, not with steal; the plan is the one the shape gets without it. */
 static void test_pdl_shape(void) {
@@ -714,6 +752,7 @@ int main(void) {
   test_merge_inflight_shape();
   test_steal_shape();
   test_pdl_shape();
+  test_merge_poll_shape();
   test_merge_heads_plan();
   test_unmerged_plan_is_plain();
   test_scale_load_shape();

@@ -45,11 +45,11 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
 /* a kernel variant: prefetch depth, paired tiles, O^T accumulators, CTAs per SM, window unpacking, the
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel, the CTA merge's partials in
  * flight, the default kernel's L2 prefetch or lazy rescale, the TMA pipeline's ring slots and scales, the merge by
- * the last CTA of four KV heads, the tiles a CTA's warps may take from each other, programmatic dependent launches
- * (all 0: the default kernel) */
+ * the last CTA of four KV heads, the tiles a CTA's warps may take from each other, programmatic dependent launches,
+ * the CTA merge by flags (all 0: the default kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
-      tma_slots, tma_scales, merge_heads, tma_promo, steal, pdl;
+      tma_slots, tma_scales, merge_heads, tma_promo, steal, pdl, merge_poll;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -64,7 +64,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
                       v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
-                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo, v.steal, v.pdl};
+                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo, v.steal, v.pdl, v.merge_poll};
   if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
     static int said;
     if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
@@ -668,6 +668,43 @@ int main(void) {
       run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 1});
       run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4});
       run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4, .combine = 1});
+    }
+  }
+  /* the CTA merge by flags (merge_poll) where the grid is one wave, and by the count where it is not (b64 x 5000 in
+   * chunks of 4: 10,240 warps); the same cases as pdl's, stamped once */
+  {
+    static const int c_mp[] = {5000, 3001}, c_mp1[] = {9};
+    static int c_wide[64];
+    for (int i = 0; i < 64; ++i) c_wide[i] = 5000 - 7 * i;
+    const tcase mp[] = {
+        {"merge_poll: b2 in chunks of 4", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_mp, 0, 4, 1},
+        {"merge_poll: the planner's chunks", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_mp, 0, 0, 0},
+        {"merge_poll: context 9", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_mp1, 0, 0, 0},
+        {"merge_poll: q_len 2, window 700 (8 rows)", 8, 2, 128, 16, 2, 700, B, TEN, 2, c_mp, 0, 10, 1},
+        {"merge_poll: 40 selected pages in chunks of 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_mp, 40, 2, 1},
+        {"merge_poll: one long, many short", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 5, 0},
+        {"merge_poll: b64 in chunks of 4 (more than one wave: the count)", 32, 8, 128, 16, 1, 0, B, TEN, 64, c_wide, 0, 4,
+         1},
+    };
+    const int want_poll[] = {1, -1, -1, 1, 1, -1, 0}; /* -1: whatever the plan chooses */
+    km_attn_shape msh = {32, 8, 128, 16, 1, 0, B, TEN};
+    msh.merge_poll = 1;
+    const int warps = km_attn_target_warps(&msh, 0);
+    for (size_t i = 0; i < sizeof mp / sizeof mp[0]; ++i) {
+      run_case_with(&mp[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.merge_poll = 1});
+      if (i == 0) run_case_with(&mp[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.merge_poll = 1, .stamps = 1});
+      if (want_poll[i] < 0) continue;
+      km_attn_shape sh = msh;
+      sh.num_heads = mp[i].heads, sh.num_kv_heads = mp[i].kv_heads, sh.q_len = mp[i].q_len, sh.window = mp[i].window;
+      int mbps = 1;
+      for (int b = 0; b < mp[i].batch; ++b) mbps = (mp[i].ctx[b] + 15) / 16 > mbps ? (mp[i].ctx[b] + 15) / 16 : mbps;
+      km_attn_plan pl;
+      char err[256];
+      KM_EXPECT(km_attn_plan_make(&pl, &sh, mp[i].batch, mp[i].ctx, mbps, mp[i].sparse_pages, mp[i].chunk_tiles, warps,
+                                  err, sizeof err) == 0);
+      KM_EXPECT_MSG(pl.poll == want_poll[i], "%s: poll %d, want %d (%d chunks, %d warps)", mp[i].what, pl.poll,
+                    want_poll[i], pl.num_chunks, warps);
+      km_attn_plan_free(&pl);
     }
   }
   stamps_refused(c_st[0]);
