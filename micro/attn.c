@@ -1003,10 +1003,7 @@ PWS(quick_steal16_bf16, 4, 4096, 16);
 /* bf16's default kernel with the CTA partials merged by flags (merge_poll): each (sequence, KV head)'s last CTA merges
  * the others' partials as they appear, while they still compute (plans whose grid is one wave) */
 #define PMP(name, b, c, ...) PDEF(name, BF, TEN, b, c, .merge_poll = 1, __VA_ARGS__)
-PMP(mp_bf16_b1_4k, 1, 4096);
-PMP(mp_bf16_b1_16k, 1, 16384);
 PMP(mp_bf16_b1_32k, 1, 32768);
-PMP(mp_bf16_b4_32k, 4, 32768);
 PMP(mpst_bf16_b1_32k, 1, 32768, .stamps = 1);
 PMP(quick_mp_bf16, 4, 4096);
 /* bf16's default kernel as programmatic dependent launches (pdl): step n + 1's CTAs start as step n's leave the
@@ -1018,7 +1015,6 @@ PPD(pdl_bf16_b1_4k, 1, 4096, 1);
 PPD(pdl_bf16_b1_32k, 1, 32768, 1);
 PPD(pdl4_bf16_b1_32k, 1, 32768, 4);
 PPD(pdl_bf16_b16_32k, 16, 32768, 1);
-PPD(pdl4_bf16_b16_32k, 16, 32768, 4);
 PPD(quick_pdl_bf16, 4, 4096, 4);
 /* fp8's default kernel (head_dim 128, <= 8 rows) is the TMA pipeline's, its tiles copied by the tensor memory
  * accelerator into a shared-memory ring of KM_ATTN_TMA_SLOTS (3; e5m2 4) slots per warp: here with 4 slots (the default
@@ -1294,10 +1290,7 @@ static const km_case attn_cases[] = {
     BF16_ROW(1, 32k, "steal8", SUM_WS, steal8_bf16_b1_32k),
 #define SUM_MP "the same step with each (sequence, KV head)'s last CTA merging the other CTAs' partials as their flags " \
                "appear (mp), instead of the last CTA to count itself in merging all of them after the count"
-    BF16_ROW(1, 4k, "mp", SUM_MP, mp_bf16_b1_4k),
-    BF16_ROW(1, 16k, "mp", SUM_MP, mp_bf16_b1_16k),
     BF16_ROW(1, 32k, "mp", SUM_MP, mp_bf16_b1_32k),
-    BF16_ROW(4, 32k, "mp", SUM_MP, mp_bf16_b4_32k),
     SUFFIX_ROW("attn/decode/gqa32x8/d128/bf16/b1/ctx32k/mp", "stamps", T_GQA, SUM_ST, mpst_bf16_b1_32k),
 #define SUM_PDL "the same step as programmatic dependent launches (pdl, pdl4: 1 or 4 tiles): each step's first " \
                 "tiles of every chunk requested into L2 before it waits for the step before, whose tail (the CTA " \
@@ -1306,7 +1299,6 @@ static const km_case attn_cases[] = {
     BF16_ROW(1, 32k, "pdl", SUM_PDL, pdl_bf16_b1_32k),
     BF16_ROW(1, 32k, "pdl4", SUM_PDL, pdl4_bf16_b1_32k),
     BF16_ROW(16, 32k, "pdl", SUM_PDL, pdl_bf16_b16_32k),
-    BF16_ROW(16, 32k, "pdl4", SUM_PDL, pdl4_bf16_b16_32k),
 #define SUM_TMA "the same step with another ring of the TMA pipeline (tmaN: N slots per warp, N - 1 tiles ahead, " \
                 "registers capped for 3 CTAs per SM at 4 slots, 2 at 6; the default has 3, 4 CTAs; e5m2's 4)"
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "tma4", SUM_TMA, tma4_fp8_b16_32k, "kv_quant"),
