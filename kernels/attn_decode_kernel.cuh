@@ -949,6 +949,22 @@ __device__ __forceinline__ void merge_to_output(const Params &p, int seq, int kv
                                                 pack_f32x2(mg.acc[2] * inv, mg.acc[3] * inv, false));
 }
 
+// The CTA's four warps' partials in shared memory (`sm`: WARPS x rows x D outputs, then WARPS x rows lses) merged at
+// row r, dims e .. e + 3: one partial at a time (four: merging them as one block raised the d64 bf16 kernel from 128
+// to 161 registers).
+template <int D>
+__device__ __forceinline__ km_attn_merge merge_cta_warps(const float *sm, int rows, int r, int e) {
+  const float *slse = sm + (size_t)WARPS * rows * D;
+  km_attn_merge mg = km_attn_merge_start();
+#pragma unroll
+  for (int w = 0; w < WARPS; ++w) {
+    const float4 x = *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e);
+    const float lse1 = slse[w * rows + r], o1[4] = {x.x, x.y, x.z, x.w};
+    km_attn_merge_block(&mg, &lse1, o1, 1, 4);
+  }
+  return mg;
+}
+
 // CTA merge (the plan's cta_merge 1): the CTA's warps have left the partials of chunks WARPS q .. WARPS q + 3
 // of one (sequence, KV head) in shared memory (`sm`: WARPS x rows x D outputs, then WARPS x rows lses).
 // They become the CTA's one partial (workspace slot blockIdx.x), and the CTA counts itself in; the last CTA
@@ -962,18 +978,10 @@ __device__ __forceinline__ bool cta_merge(const Params &p, const float *sm, int 
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = rows * D4;
   __syncthreads();
-  const float *slse = sm + (size_t)WARPS * rows * D;
   float *po = p.part_o + (size_t)blockIdx.x * rows * D, *pl = p.part_lse + (size_t)blockIdx.x * rows;
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
     const int r = i / D4, e = i % D4 * 4;
-    km_attn_merge mg = km_attn_merge_start();
-    // one partial at a time (four: merging them as one block raised the d64 bf16 kernel from 128 to 161 registers)
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) {
-      const float4 x = *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e);
-      const float lse1 = slse[w * rows + r], o1[4] = {x.x, x.y, x.z, x.w};
-      km_attn_merge_block(&mg, &lse1, o1, 1, 4);
-    }
+    km_attn_merge mg = merge_cta_warps<D>(sm, rows, r, e);
     const float inv = km_attn_merge_scale(&mg);
     __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e),
            make_float4(mg.acc[0] * inv, mg.acc[1] * inv, mg.acc[2] * inv, mg.acc[3] * inv));
@@ -1044,20 +1052,13 @@ __device__ __forceinline__ bool cta_merge_poll(const Params &p, const float *sm,
   constexpr int D4 = D / 4;
   const int rows = p.rows, n4 = rows * D4;
   __syncthreads();
-  const float *slse = sm + (size_t)WARPS * rows * D;
   const int quads = __ldg(p.seq_chunks + seq) / WARPS, q0 = __ldg(p.seq_chunk0 + seq) / WARPS;
   const bool merger = (int)(blockIdx.x / p.kv_heads) == q0 + quads - 1;
   float *po = p.part_o + (size_t)blockIdx.x * rows * D, *pl = p.part_lse + (size_t)blockIdx.x * rows;
   if (counted && (threadIdx.x & 31) == 0) *counted = clock64();
   for (int i = threadIdx.x; i < n4; i += WARPS * 32) {
     const int r = i / D4, e = i % D4 * 4;
-    km_attn_merge mg = km_attn_merge_start();
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) {
-      const float4 x = *reinterpret_cast<const float4 *>(sm + (size_t)(w * rows + r) * D + e);
-      const float lse1 = slse[w * rows + r], o1[4] = {x.x, x.y, x.z, x.w};
-      km_attn_merge_block(&mg, &lse1, o1, 1, 4);
-    }
+    km_attn_merge mg = merge_cta_warps<D>(sm, rows, r, e);
     if (!merger) {
       const float inv = km_attn_merge_scale(&mg);
       __stcg(reinterpret_cast<float4 *>(po + (size_t)r * D + e),
