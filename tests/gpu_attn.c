@@ -304,12 +304,12 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   }
   KM_EXPECT_MSG(bad == 0,
                 "%s (%s pipeline, prefetch %d, pair %d, O^T %d, ctas %d, unpack %d, combine %d, scale load %d, L2 "
-                "ahead %d, lazy rescale %d, TMA slots %d, TMA scales %d): %zu of %zu outputs off (chunks %d of %d tiles, split %d, "
-                "CTA merge %d)",
+                "ahead %d, lazy rescale %d, TMA slots %d, TMA scales %d, pdl %d, merge_poll %d): %zu of %zu outputs off (chunks "
+                "%d of %d tiles, split %d, CTA merge %d, poll %d)",
                 t->what, pipe == KM_ATTN_PIPE_SMEM_RING ? "ring" : pipe == KM_ATTN_PIPE_TMA ? "TMA" : "register",
                 v.prefetch, v.pair, v.otrans, v.ctas, v.unpack, v.combine, v.scale_load, v.l2_ahead, v.lazy_rescale,
-                v.tma_slots, v.tma_scales, bad, qn, plan.num_chunks,
-                plan.chunk_tiles, plan.split, plan.cta_merge);
+                v.tma_slots, v.tma_scales, v.pdl, v.merge_poll, bad, qn, plan.num_chunks,
+                plan.chunk_tiles, plan.split, plan.cta_merge, plan.poll);
   KM_EXPECT_MSG(!t->want_merge || v.merge_heads || plan.cta_merge == !v.combine, "%s: CTA merge %d, expected %d",
                 t->what, plan.cta_merge, !v.combine);
   KM_EXPECT_MSG(!v.merge_heads || plan.cta_merge == (plan.split ? 2 : 0), "%s: merge_heads: CTA merge %d, split %d",
@@ -648,61 +648,57 @@ int main(void) {
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; ++i)
       for (int n = 8; n <= 16; n += 8) run_case_with(&ws[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.steal = n});
   }
-  /* programmatic dependent launches (pdl), each checked step right behind another step: the CTA merge (chunks of 4:
-   * every KV head's last CTA merges 10 CTA partials), the combine pass (combine 1, and the planner's choice for a
-   * batch that fills the GPU), contexts that end inside tiles, a first tile that holds the step's own token (context
-   * 9: the loads wait), q_len 2 with a window, selected pages (the selection after the wait), one long many short */
+  /* the in-kernel merge's odd shapes, for programmatic dependent launches (pdl) and the merge by flags (merge_poll):
+   * b2 in chunks of 4 (every KV head's last CTA merges 10 and 12 CTA partials), the planner's chunks, context 9 (its one
+   * tile holds the step's own token: pdl's loads wait), q_len 2 with a window (8 rows), 40 selected pages (pdl: the
+   * selection after the wait), one long many short */
+  static const int c_od[] = {5000, 3001}, c_od1[] = {9};
+  const tcase odd[] = {
+      {"b2 in chunks of 4, CTA merge", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_od, 0, 4, 1},
+      {"the planner's chunks", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_od, 0, 0, 0},
+      {"context 9", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_od1, 0, 0, 0},
+      {"q_len 2, window 700 (8 rows)", 8, 2, 128, 16, 2, 700, B, TEN, 2, c_od, 0, 10, 1},
+      {"40 selected pages in chunks of 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_od, 40, 2, 1},
+      {"one long, many short", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 5, 0},
+  };
+  const size_t n_odd = sizeof odd / sizeof odd[0];
+  /* pdl: each checked step right behind another step, by the CTA merge and by the combine pass (combine 1), and 16
+   * sequences of 1..4096 (the planner's choice for a batch that fills the GPU) */
   {
-    static const int c_pd[] = {5000, 3001}, c_pd1[] = {9}, c_pd16[] = {4096, 4000, 3000, 2048, 1000, 777, 512, 300,
-                                                                       200, 100, 64, 33, 17, 16, 2, 1};
-    const tcase pd[] = {
-        {"pdl: b2 in chunks of 4, CTA merge", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_pd, 0, 4, 1},
-        {"pdl: the planner's chunks", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_pd, 0, 0, 0},
-        {"pdl: context 9 (its one tile holds the new token)", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_pd1, 0, 0, 0},
-        {"pdl: q_len 2, window 700", 8, 2, 128, 16, 2, 700, B, TEN, 2, c_pd, 0, 10, 1},
-        {"pdl: 40 selected pages in chunks of 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_pd, 40, 2, 1},
-        {"pdl: 16 sequences of 1..4096", 32, 8, 128, 16, 1, 0, B, TEN, 16, c_pd16, 0, 0, 0},
-        {"pdl: one long, many short", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 5, 0},
-    };
-    for (size_t i = 0; i < sizeof pd / sizeof pd[0]; ++i) {
-      run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 1});
-      run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4});
-      run_case_with(&pd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4, .combine = 1});
+    static const int c_pd16[] = {4096, 4000, 3000, 2048, 1000, 777, 512, 300, 200, 100, 64, 33, 17, 16, 2, 1};
+    const tcase many = {"16 sequences of 1..4096", 32, 8, 128, 16, 1, 0, B, TEN, 16, c_pd16, 0, 0, 0};
+    for (size_t i = 0; i <= n_odd; ++i) {
+      const tcase *t = i < n_odd ? &odd[i] : &many;
+      run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 1});
+      run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4});
+      run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){.pdl = 4, .combine = 1});
     }
   }
-  /* the CTA merge by flags (merge_poll) where the grid is one wave, and by the count where it is not (b64 x 5000 in
-   * chunks of 4: 10,240 warps); the same cases as pdl's, stamped once */
+  /* merge_poll: by flags where the grid is one wave, by the count where it is not (b64 x ~5000 in chunks of 4: 10,240
+   * warps); the first case stamped too */
   {
-    static const int c_mp[] = {5000, 3001}, c_mp1[] = {9};
     static int c_wide[64];
     for (int i = 0; i < 64; ++i) c_wide[i] = 5000 - 7 * i;
-    const tcase mp[] = {
-        {"merge_poll: b2 in chunks of 4", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_mp, 0, 4, 1},
-        {"merge_poll: the planner's chunks", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_mp, 0, 0, 0},
-        {"merge_poll: context 9", 32, 8, 128, 16, 1, 0, B, TEN, 1, c_mp1, 0, 0, 0},
-        {"merge_poll: q_len 2, window 700 (8 rows)", 8, 2, 128, 16, 2, 700, B, TEN, 2, c_mp, 0, 10, 1},
-        {"merge_poll: 40 selected pages in chunks of 2", 32, 8, 128, 16, 1, 0, B, TEN, 2, c_mp, 40, 2, 1},
-        {"merge_poll: one long, many short", 32, 8, 128, 16, 1, 0, B, TEN, 9, c_long, 0, 5, 0},
-        {"merge_poll: b64 in chunks of 4 (more than one wave: the count)", 32, 8, 128, 16, 1, 0, B, TEN, 64, c_wide, 0, 4,
-         1},
-    };
-    const int want_poll[] = {1, -1, -1, 1, 1, -1, 0}; /* -1: whatever the plan chooses */
+    const tcase wide = {"b64 in chunks of 4 (more than one wave: the count)", 32, 8, 128, 16, 1, 0, B, TEN, 64, c_wide,
+                        0, 4, 1};
+    const int want_poll[] = {1, -1, -1, 1, 1, -1, 0}; /* per case of odd, then wide; -1: whatever the plan chooses */
     km_attn_shape msh = {32, 8, 128, 16, 1, 0, B, TEN};
     msh.merge_poll = 1;
     const int warps = km_attn_target_warps(&msh, 0);
-    for (size_t i = 0; i < sizeof mp / sizeof mp[0]; ++i) {
-      run_case_with(&mp[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.merge_poll = 1});
-      if (i == 0) run_case_with(&mp[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.merge_poll = 1, .stamps = 1});
+    for (size_t i = 0; i <= n_odd; ++i) {
+      const tcase *t = i < n_odd ? &odd[i] : &wide;
+      run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){.merge_poll = 1});
+      if (i == 0) run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, (variant){.merge_poll = 1, .stamps = 1});
       if (want_poll[i] < 0) continue;
       km_attn_shape sh = msh;
-      sh.num_heads = mp[i].heads, sh.num_kv_heads = mp[i].kv_heads, sh.q_len = mp[i].q_len, sh.window = mp[i].window;
+      sh.num_heads = t->heads, sh.num_kv_heads = t->kv_heads, sh.q_len = t->q_len, sh.window = t->window;
       int mbps = 1;
-      for (int b = 0; b < mp[i].batch; ++b) mbps = (mp[i].ctx[b] + 15) / 16 > mbps ? (mp[i].ctx[b] + 15) / 16 : mbps;
+      for (int b = 0; b < t->batch; ++b) mbps = (t->ctx[b] + 15) / 16 > mbps ? (t->ctx[b] + 15) / 16 : mbps;
       km_attn_plan pl;
       char err[256];
-      KM_EXPECT(km_attn_plan_make(&pl, &sh, mp[i].batch, mp[i].ctx, mbps, mp[i].sparse_pages, mp[i].chunk_tiles, warps,
-                                  err, sizeof err) == 0);
-      KM_EXPECT_MSG(pl.poll == want_poll[i], "%s: poll %d, want %d (%d chunks, %d warps)", mp[i].what, pl.poll,
+      KM_EXPECT(km_attn_plan_make(&pl, &sh, t->batch, t->ctx, mbps, t->sparse_pages, t->chunk_tiles, warps, err,
+                                  sizeof err) == 0);
+      KM_EXPECT_MSG(pl.poll == want_poll[i], "merge_poll, %s: poll %d, want %d (%d chunks, %d warps)", t->what, pl.poll,
                     want_poll[i], pl.num_chunks, warps);
       km_attn_plan_free(&pl);
     }
