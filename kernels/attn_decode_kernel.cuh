@@ -92,6 +92,13 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// m16n8k8: half the k of the above (RegHalfSource's P V, one 8-token half of a tile at a time)
+__device__ __forceinline__ void mma_bf16_k8(float (&d)[4], const uint32_t (&a)[2], uint32_t b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(b));
+}
+
 __device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                "{%0,%1,%2,%3};\n"
@@ -682,58 +689,53 @@ struct RegSource {
 };
 
 // Tile source 1b (KM_ATTN_PIPE_REGISTERS at head_dim 256, bf16, O^T accumulators): one tile in flight as source 1's,
-// but in halves of each thread's K and V slices (PARTS 2: bytes [0, 64) and [64, 128) of its two K rows, [0, 32) and
-// [32, 64) of its four V rows), each loaded into the registers the half before it has just left: K half h of tile i
-// is consumed by S's k-steps 8h..8h + 7, then V half h of tile i is requested (after_k_part); V half h is consumed by
-// O^T's dim tiles 8h..8h + 7, then K half h of tile i + 1 (after_v_part). A warp keeps 8 KiB in flight, as at head_dim
-// 128, in 64 registers instead of source 1's 128 (which spilled: 1,076 bytes at 255 registers, sm_90).
+// in two halves of its tokens, each loaded into the registers the half before it has just left: the thread's K row
+// g + 8t (tokens 8t..8t + 7 of S's n8 tile t) is consumed, then V rows 2c + 8t, 2c + 8t + 1 of the same tile are
+// requested (after_k_part t); those are consumed by P V's m16n8k8 products over the tile's tokens 8t..8t + 7, then
+// K row g + 8t of the next tile (after_v_part t). A warp keeps 8 KiB in flight, as at head_dim 128, in 64 registers
+// instead of source 1's 128 (which spilled: 1,076 bytes at 255 registers, sm_90), and each half is whole 128-byte
+// lines of the pool (a first version split each thread's slices by dims, i.e. every line in two: 1,190 us, 80% of
+// the read ceiling at b16 x 32K, DRAM 77% busy, L2 hit rate 36%).
 template <typename T>
 struct RegHalfSource {
   static_assert(T::DIM == 256 && !T::F16, "tiles in halves: bf16 at head_dim 256");
   static constexpr int N = 1, PARTS = 2;
-  static constexpr int KH = T::KBYTES / PARTS, VH = T::VBYTES / PARTS;
-  Row<KH> kr[PARTS][2];
-  Row<VH> vr[PARTS][4];
+  Row<T::KBYTES> kr[2];
+  Row<T::VBYTES> vr[2][2];
   long long row;
   int tile;
 
-  __device__ __forceinline__ void load_k(Item &it, int h) {
-    const char *base = it.p->k + it.head_row(row, T::RB) + it.c * T::KBYTES + h * KH;
-    load_row(kr[h][0], base + (size_t)it.g * it.row_stride);
-    load_row(kr[h][1], base + (size_t)(it.g + 8) * it.row_stride);
+  __device__ __forceinline__ void load_k(Item &it, int t) {
+    load_row(kr[t], it.p->k + it.head_row(row, T::RB) + it.c * T::KBYTES + (size_t)(it.g + 8 * t) * it.row_stride);
   }
-  __device__ __forceinline__ void load_v(Item &it, int h) {
-    const char *base = it.p->v + it.head_row(row, T::RB) + it.g * T::VBYTES + h * VH;
+  __device__ __forceinline__ void load_v(Item &it, int t) {
+    const char *base = it.p->v + it.head_row(row, T::RB) + it.g * T::VBYTES;
 #pragma unroll
-    for (int w = 0; w < 4; ++w)
-      load_row(vr[h][w], base + (size_t)(2 * it.c + (w & 1) + 8 * (w >> 1)) * it.row_stride);
+    for (int e = 0; e < 2; ++e) load_row(vr[t][e], base + (size_t)(2 * it.c + e + 8 * t) * it.row_stride);
   }
   __device__ __forceinline__ void start(Item &it) {
     if (it.tb < it.te) {
       row = it.tile_row(it.tb, tile);
 #pragma unroll
-      for (int h = 0; h < PARTS; ++h) load_k(it, h);
+      for (int t = 0; t < 2; ++t) load_k(it, t);
     }
   }
   __device__ __forceinline__ void arrive(Item &, int, int) {}
   __device__ __forceinline__ int tile_of(int) const { return tile; }
-  __device__ __forceinline__ void k_part(int h, int t, Row<KH> &r) const { r = kr[h][t]; }
-  __device__ __forceinline__ void after_k_part(Item &it, int, int h) { load_v(it, h); }
+  __device__ __forceinline__ void k_row(Item &, int, int t, Row<T::KBYTES> &r) const { r = kr[t]; }
+  __device__ __forceinline__ void after_k_part(Item &it, int, int t) { load_v(it, t); }
   __device__ __forceinline__ void after_s(Item &, int, int) {}
-  __device__ __forceinline__ void v_part(int h, Row<VH> (&v)[4]) const {
-#pragma unroll
-    for (int w = 0; w < 4; ++w) v[w] = vr[h][w];
-  }
-  __device__ __forceinline__ void after_v_part(Item &it, int i, int h) {
+  __device__ __forceinline__ void v_part(int t, Row<T::VBYTES> (&v)[2]) const { v[0] = vr[t][0], v[1] = vr[t][1]; }
+  __device__ __forceinline__ void after_v_part(Item &it, int i, int t) {
     if (i + 1 < it.te) {
-      if (h == 0) row = it.tile_row(i + 1, tile);
-      load_k(it, h);
+      if (t == 0) row = it.tile_row(i + 1, tile);
+      load_k(it, t);
     }
   }
   __device__ __forceinline__ void after_pv(Item &, int, int) {}
   __device__ __forceinline__ void finish() {}
 };
-// Parts a source cuts each tile's slices into (RegHalfSource's 2; the others 1).
+// Parts a source cuts each tile into (RegHalfSource's 2 halves of tokens; the others 1).
 template <typename S, typename = void>
 struct SourceParts {
   static constexpr int value = 1;
@@ -1384,8 +1386,8 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
       typename std::conditional<
           PIPE == KM_ATTN_PIPE_TMA, TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS, TS>,
           typename std::conditional<HALF, RegHalfSource<T>, RegSource<T, SL, PD>>::type>::type>::type;
-  constexpr int P = SourceParts<Source>::value;  // each tile's slices in P parts (K: k-steps, V: dim tiles)
-  static_assert(P == 1 || !UW, "16-bit windows: whole slices");
+  constexpr int P = SourceParts<Source>::value;  // each tile in P halves of its tokens (RegHalfSource) or whole
+  static_assert(P == 1 || (OT && !UW && !T::F16), "halves of tokens: bf16, O^T");
   Source src;
   if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
     src.ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;
@@ -1416,14 +1418,9 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
 #pragma unroll
     for (int k = 0; k < CNT; ++k)
 #pragma unroll
-      for (int hp = 0; hp < P; ++hp) {
-#pragma unroll
       for (int t = 0; t < 2; ++t) {
-        Row<T::KBYTES / P> kr;
-        if constexpr (P == 1)
-          src.k_row(it, u + k, t, kr);
-        else
-          src.k_part(hp, t, kr);
+        Row<T::KBYTES> kr;
+        src.k_row(it, u + k, t, kr);
         if constexpr (UW) {
           uint32_t z[3];
 #pragma unroll
@@ -1437,17 +1434,15 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
             for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
           }
         } else {
-          constexpr int KS = T::KSTEPS / P;  // k-steps of one part
 #pragma unroll
-          for (int ks = 0; ks < KS; ++ks) {
+          for (int ks = 0; ks < T::KSTEPS; ++ks) {
             uint32_t b0, b1;
             k_frag<D, KV>(kr.w, ks, b0, b1);
 #pragma unroll
-            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][hp * KS + ks], b0, b1);
+            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
           }
         }
-      }
-        if constexpr (P > 1) src.after_k_part(it, i + k, hp);
+        if constexpr (P > 1) src.after_k_part(it, i + k, t);  // the tile's V rows of tokens 8t..8t + 7
       }
     // per-token scales of this thread's tokens (2c + e + 8 (tt % 2) of tile tt / 2)
     float ksc[2 * CNT][2], vsc[2 * CNT][2];
@@ -1551,38 +1546,53 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
       }
     // ---- O += P V tile by tile; V rows past the context are zeroed (the pool may hold anything there)
 #pragma unroll
-    for (int k = 0; k < CNT; ++k)
+    for (int k = 0; k < CNT; ++k) {
+      if constexpr (P > 1) {
+        // RegHalfSource: tokens 8t..8t + 7 at a time (rows 2c + 8t, 2c + 8t + 1 of the thread's V slice), as
+        // m16n8k8 products whose A is the first half of the m16n8k16 one below and whose B is P^T's k half t
 #pragma unroll
-      for (int vp = 0; vp < P; ++vp) {
-      Row<T::VBYTES / P> vr[4];
-      if constexpr (P == 1)
-        src.v_rows(it, u + k, vr);
-      else
-        src.v_part(vp, vr);
-      if (tok0[k] + KM_ATTN_TILE > ctx) {
+        for (int t = 0; t < 2; ++t) {
+          Row<T::VBYTES> vr[2];
+          src.v_part(t, vr);
+          if (tok0[k] + KM_ATTN_TILE > ctx) {
 #pragma unroll
-        for (int w = 0; w < 4; ++w)
-          if (tok0[k] + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
-      }
-      const VPair<KV, T::VBYTES / P, UW> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
-      if constexpr (OT) {
-        // A = V^T of dims (2j, 2j + 1) of the thread's slice (m rows g, g + 8) at tokens (2c, 2c+1 | 2c+8, 2c+9);
-        // B = P^T: P of row g at the same tokens, i.e. the A fragment of O = P V's product (part vp: the slice's
-        // dim tiles vp OJ / P ..)
+            for (int e = 0; e < 2; ++e)
+              if (tok0[k] + 2 * c + e + 8 * t >= ctx) zero_row(vr[e]);
+          }
+          const VPair<KV, T::VBYTES, UW> vt(vr[0], vr[1], g & 1);
 #pragma unroll
-        for (int j = 0; j < OJ / P; ++j) {
-          const uint32_t a[4] = {v01.frag(2 * j), v01.frag(2 * j + 1), v23.frag(2 * j), v23.frag(2 * j + 1)};
-          mma<T::F16>(o[0][vp * (OJ / P) + j], a, pa[k][0][0], pa[k][0][2]);
+          for (int j = 0; j < OJ; ++j) {
+            const uint32_t a[2] = {vt.frag(2 * j), vt.frag(2 * j + 1)};
+            mma_bf16_k8(o[0][j], a, pa[k][0][2 * t]);
+          }
+          src.after_v_part(it, i + k, t);
         }
       } else {
+        Row<T::VBYTES> vr[4];
+        src.v_rows(it, u + k, vr);
+        if (tok0[k] + KM_ATTN_TILE > ctx) {
 #pragma unroll
-        for (int j = 0; j < T::NT / P; ++j) {
-          const uint32_t b0 = v01.frag(j), b1 = v23.frag(j);
+          for (int w = 0; w < 4; ++w)
+            if (tok0[k] + 2 * c + (w & 1) + 8 * (w >> 1) >= ctx) zero_row(vr[w]);
+        }
+        const VPair<KV, T::VBYTES, UW> v01(vr[0], vr[1], g & 1), v23(vr[2], vr[3], g & 1);
+        if constexpr (OT) {
+          // A = V^T of dims (2j, 2j + 1) of the thread's slice (m rows g, g + 8) at tokens (2c, 2c+1 | 2c+8, 2c+9);
+          // B = P^T: P of row g at the same tokens, i.e. the A fragment of O = P V's product
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][vp * (T::NT / P) + j], pa[k][mt], b0, b1);
+          for (int j = 0; j < OJ; ++j) {
+            const uint32_t a[4] = {v01.frag(2 * j), v01.frag(2 * j + 1), v23.frag(2 * j), v23.frag(2 * j + 1)};
+            mma<T::F16>(o[0][j], a, pa[k][0][0], pa[k][0][2]);
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < T::NT; ++j) {
+            const uint32_t b0 = v01.frag(j), b1 = v23.frag(j);
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(o[mt][j], pa[k][mt], b0, b1);
+          }
         }
       }
-      if constexpr (P > 1) src.after_v_part(it, i + k, vp);
     }
 #pragma unroll
     for (int k = 0; k < CNT; ++k) src.after_pv(it, i + k, u + k);
@@ -1866,11 +1876,18 @@ Kern kernel_ptr(km_attn_pipe pipe) {
 template <int D, int KV>
 Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
   // head_dim 256 with <= 8 rows through registers: O^T accumulators (half the registers of O), and one tile in flight,
-  // in halves for bf16 (RegHalfSource), whole for fp8 (not two): 8 KiB a warp either way, as bf16 at head_dim 128.
-  // Before (O, one bf16 tile or two fp8 ones): 255 registers and 1,076 / 1,644 bytes of spill stores (sm_90).
+  // in halves of its tokens for bf16 (RegHalfSource), whole for fp8 (not two) with its per-token scales loaded once
+  // per lane (SL 1): 8 KiB a warp either way, as bf16 at head_dim 128. Before (O, one bf16 tile or two fp8 ones): 255
+  // registers and 1,076 / 1,644 bytes of spill stores (sm_90); now bf16 148 bytes, fp8 none.
+  constexpr int R = KM_ATTN_PIPE_REGISTERS;
   if constexpr (D == 256 && (KV == KM_ATTN_BF16 || KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2))
-    if (mt == 0 && pipe == KM_ATTN_PIPE_REGISTERS)
-      return kernel_pipe<D, KV, 0, KM_ATTN_PIPE_REGISTERS, KV == KM_ATTN_BF16 ? 0 : 1, 1, 1>();
+    if (mt == 0) {
+      if (pipe == KM_ATTN_PIPE_SMEM_RING) return kernel_pipe<D, KV, 0, KM_ATTN_PIPE_SMEM_RING>();
+      if constexpr (KV == KM_ATTN_BF16)
+        return kernel_pipe<D, KV, 0, R, 0, 1, 1>();
+      else
+        return kernel_pipe<D, KV, 0, R, 1, 1, 1, KM_ATTN_MIN_BLOCKS, 0, 1>();
+    }
   if constexpr (D == 256)
     return mt == 0 ? kernel_ptr<D, KV, 0>(pipe) : mt == 1 ? kernel_ptr<D, KV, 1>(pipe) : Kern{nullptr, 0};
   else

@@ -1071,10 +1071,6 @@ PDEF(ct171_fp8_b16_32k, E4, TOK, 16, 32768, .chunk_tiles = 171);
 /* bf16's default at b16 x 32K in chunks of 256 tiles: the planner's 8 per sequence, merged in the kernel instead of
  * by the combine pass the planner takes there (bf16 merges from 8 chunks only where they are <= 64 tiles) */
 PDEF(ct256_bf16_b16_32k, BF, TEN, 16, 32768, .chunk_tiles = 256);
-/* the same at b16 x 16K (8 chunks of 128 tiles) and b4 x 128K (32 chunks of 256 tiles per sequence, 1,024 warps,
- * against the planner's 33 of 249 and the pass) */
-PDEF(ct128_bf16_b16_16k, BF, TEN, 16, 16384, .chunk_tiles = 128);
-PDEF(ct256_bf16_b4_128k, BF, TEN, 4, 131072, .chunk_tiles = 256);
 /* the default's chunks and CTAs as for the combine pass (four KV heads of one chunk per CTA, the warps streaming the
  * same tokens' rows), the partials merged by the last CTA of each (sequence, four KV heads) instead (mh) */
 #define PMH(name, fmt, sc, b, c) PDEF(name, fmt, sc, b, c, .merge_heads = 1)
@@ -1105,11 +1101,6 @@ P(mqa_b16_32k, A_DECODE, 32, 1, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(d64_b16_32k, A_DECODE, 32, 8, 64, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(d256_b16_32k, A_DECODE, 16, 8, 256, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(d256_e4k_b16_32k, A_DECODE, 16, 8, 256, E4, TOK, 16, 32768, 16, 1, 0, 0, 0, 0);
-/* head_dim 256 at b16 x 32K in the planner's chunks (8 of 256 tiles per sequence), merged in the kernel instead of
- * by the combine pass */
-static const attn_params d256_ct256_b16_32k = {.op = A_DECODE, .heads = 16, .kv_heads = 8, .head_dim = 256,
-                                               .kv = BF, .scale = TEN, .batch = 16, .ctx = 32768, .block_size = 16,
-                                               .q_len = 1, .chunk_tiles = 256};
 P(e4t_b16_32k, A_DECODE, 32, 8, 128, E4, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(e5k_b16_32k, A_DECODE, 32, 8, 128, E5, TOK, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(bs32_b16_32k, A_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 32, 1, 0, 0, 0, 0);
@@ -1353,10 +1344,6 @@ static const km_case attn_cases[] = {
                ct171_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("bf16", 16, "ct256", "the same step in chunks of 256 tiles, merged in the kernel", ct256_bf16_b16_32k,
                T_GQA),
-    BF16_ROW(16, 16k, "ct128", "the same step in chunks of 128 tiles, merged in the kernel", ct128_bf16_b16_16k),
-    BF16_ROW(4, 128k, "ct256", "the same step in chunks of 256 tiles, merged in the kernel", ct256_bf16_b4_128k),
-    SUFFIX_ROW("attn/decode/gqa16x8/d256/bf16/b16/ctx32k", "ct256", T_GQA,
-               "the same step in chunks of 256 tiles, merged in the kernel", d256_ct256_b16_32k),
 #define SUM_MH "the same step in the combine pass's chunks and CTAs (four KV heads of one chunk each), its partials merged " \
                "by the last CTA of each (sequence, four KV heads) instead of a second launch (mh)"
     CTX32K_ROW("bf16", 4, "mh", SUM_MH, mh_bf16_b4_32k, T_GQA),
