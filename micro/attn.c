@@ -1063,7 +1063,6 @@ PPRO(pr0_fp8_b64_32k, 64, -1);
 PREG(ot1s_fp8_b1_32k, E4, TOK, 1, 32768, 1);
 PREG(ot1s_fp8_b16_32k, E4, TOK, 16, 32768, 1);
 PREG(ot1s_fp8_b64_32k, E4, TOK, 64, 32768, 1);
-PREG(ot1s_fp8_b64_128k, E4, TOK, 64, 131072, 1);
 PREG(ot1_e4t_b16_32k, E4, TEN, 16, 32768, 0);
 /* the default at b16 x 32K in chunks of 171 tiles: 12 per sequence, merged in the kernel (CTA merge) instead of by
  * the combine pass the planner's 185-tile chunks take */
@@ -1337,8 +1336,6 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("fp8_e4m3_tokhead", 1, "ot1s", SUM_REG, ot1s_fp8_b1_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "ot1s", SUM_REG, ot1s_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 64, "ot1s", SUM_REG, ot1s_fp8_b64_32k, "kv_quant"),
-    SUFFIX_ROW("attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b64/ctx128k", "ot1s", "kv_quant", SUM_REG,
-               ot1s_fp8_b64_128k),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "ot1", SUM_REG, ot1_e4t_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "ct171", "the same step in chunks of 171 tiles, merged in the kernel",
                ct171_fp8_b16_32k, "kv_quant"),
