@@ -148,6 +148,10 @@ typedef struct km_attn_shape {
                           their flags appear, while they still compute, instead of the last CTA to count itself in
                           merging them all after the count (bf16, head_dim 128, <= 8 rows, register pipeline, no
                           variant, combine 0, merge_heads 0, merge_inflight 0 or 16, no steal, no pdl) */
+  int q_smem;          /* 1: Q's fragments in shared memory (one 8-byte load per k-step and tile) instead of 32
+                          registers a thread, which leaves the head_dim 256 kernels room without spilling (bf16
+                          242 registers instead of 255 with 148 bytes of spill stores; fp8 206 instead of 255);
+                          head_dim 256, <= 8 query rows per KV head, register pipeline, bf16 or fp8 */
 } km_attn_shape;
 
 /* The TMA pipeline's default ring: 3 slots, 2 tiles ahead per warp, 16 warps per SM (4 CTAs, registers capped at

@@ -1245,9 +1245,11 @@ __device__ __forceinline__ void pdl_start(const Params &p, int seq, int kvh, int
 // requests the first PL tiles of the warp's chunk into L2 before it waits for the grid before it: see pdl_start.
 // MP: 1 merges a cta_merge 1 plan's CTA partials by flags (the plan's poll: the grid is one wave), see
 // cta_merge_poll; 0 by the count.
+// QS: 1 keeps Q's fragments in shared memory (the shape's q_smem: head_dim 256, O^T, register pipeline), each k-step's
+// two words read back as S needs them, instead of in registers.
 template <int D, int KV, int MT_, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
           int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0,
-          int MP = 0>
+          int MP = 0, int QS = 0>
 __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p, const __grid_constant__ TmaMaps maps) {
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
@@ -1348,6 +1350,16 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
       }
     }
   if constexpr (ST) stamp_after(stamp, KM_ATTN_STAMP_Q, qa[0][0][0] ^ qa[MT - 1][T::KSTEPS - 1][T::HALVES - 1], lane);
+  // QS: the warp's Q fragments in shared memory, k-step s of lane l at s_q[warp][s][l] (the two words of row g; rows
+  // g + 8 are zero with <= 8 rows): 8-byte reads, conflict-free
+  static_assert(!QS || (D == 256 && OT && MT == 1 && T::HALVES == 1 && PIPE == KM_ATTN_PIPE_REGISTERS && !T::TQ && !UW),
+                "Q in shared memory: head_dim 256, O^T, register pipeline");
+  __shared__ uint2 s_q[QS ? WARPS : 1][QS ? T::KSTEPS : 1][32];
+  if constexpr (QS) {
+#pragma unroll
+    for (int s = 0; s < T::KSTEPS; ++s) s_q[warp][s][lane] = make_uint2(qa[0][s][0], qa[0][s][2]);
+    __syncwarp();
+  }
   int qpos[MT][2];  // position of each of the thread's rows' query token
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
@@ -1438,8 +1450,14 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
           for (int ks = 0; ks < T::KSTEPS; ++ks) {
             uint32_t b0, b1;
             k_frag<D, KV>(kr.w, ks, b0, b1);
+            if constexpr (QS) {
+              const uint2 q = s_q[warp][ks][lane];
+              const uint32_t a[4] = {q.x, 0u, q.y, 0u};
+              mma<T::F16>(s[0][2 * k + t], a, b0, b1);
+            } else {
 #pragma unroll
-            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
+              for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
+            }
           }
         }
         if constexpr (P > 1) src.after_k_part(it, i + k, t);  // the tile's V rows of tokens 8t..8t + 7
@@ -1846,11 +1864,11 @@ struct Kern {
 
 template <int D, int KV, int MT, int PIPE, int PFO = 0, int TT = 1, int OT = 0, int CTAS = KM_ATTN_MIN_BLOCKS,
           int UW = 0, int SL = 0, int ST = 0, int MW = 16, int PD = 0, int LZ = 0, int TS = 0, int WS = 0, int PL = 0,
-          int MP = 0>
+          int MP = 0, int QS = 0>
 Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
   const void *fn = reinterpret_cast<const void *>(
-      &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS, PL, MP>);
+      &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS, PL, MP, QS>);
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   constexpr int smem = ring_smem<T, PIPE, PFO, TS>();
   if constexpr (PIPE == KM_ATTN_PIPE_TMA) {
@@ -1873,21 +1891,26 @@ Kern kernel_ptr(km_attn_pipe pipe) {
                                         : kernel_pipe<D, KV, MT, KM_ATTN_PIPE_REGISTERS>();
 }
 
+// The register kernel at head_dim 256 with <= 8 rows of bf16 or fp8 (kernel_for_mt), QS 1: Q in shared memory (the
+// shape's q_smem).
+template <int KV, int QS = 0>
+Kern kernel_d256() {
+  constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
+  if constexpr (KV == KM_ATTN_BF16)
+    return kernel_pipe<256, KV, 0, R, 0, 1, 1, B, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, QS>();
+  else
+    return kernel_pipe<256, KV, 0, R, 1, 1, 1, B, 0, 1, 0, 16, 0, 0, 0, 0, 0, 0, QS>();
+}
+
 template <int D, int KV>
 Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
   // head_dim 256 with <= 8 rows through registers: O^T accumulators (half the registers of O), and one tile in flight,
   // in halves of its tokens for bf16 (RegHalfSource), whole for fp8 (not two) with its per-token scales loaded once
   // per lane (SL 1): 8 KiB a warp either way, as bf16 at head_dim 128. Before (O, one bf16 tile or two fp8 ones): 255
   // registers and 1,076 / 1,644 bytes of spill stores (sm_90); now bf16 148 bytes, fp8 none.
-  constexpr int R = KM_ATTN_PIPE_REGISTERS;
   if constexpr (D == 256 && (KV == KM_ATTN_BF16 || KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2))
-    if (mt == 0) {
-      if (pipe == KM_ATTN_PIPE_SMEM_RING) return kernel_pipe<D, KV, 0, KM_ATTN_PIPE_SMEM_RING>();
-      if constexpr (KV == KM_ATTN_BF16)
-        return kernel_pipe<D, KV, 0, R, 0, 1, 1>();
-      else
-        return kernel_pipe<D, KV, 0, R, 1, 1, 1, KM_ATTN_MIN_BLOCKS, 0, 1>();
-    }
+    if (mt == 0)
+      return pipe == KM_ATTN_PIPE_SMEM_RING ? kernel_pipe<D, KV, 0, KM_ATTN_PIPE_SMEM_RING>() : kernel_d256<KV>();
   if constexpr (D == 256)
     return mt == 0 ? kernel_ptr<D, KV, 0>(pipe) : mt == 1 ? kernel_ptr<D, KV, 1>(pipe) : Kern{nullptr, 0};
   else
@@ -2039,6 +2062,12 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
   if (s.pipe == KM_ATTN_PIPE_TMA) {
     if constexpr (fp8)
       return mt == 0 && s.head_dim == 128 ? kernel_tma<KV>(s) : Kern{nullptr, 0};
+    else
+      return Kern{nullptr, 0};
+  }
+  if (s.q_smem) {  // km_attn_shape_error: head_dim 256, <= 8 rows, register pipeline, bf16 or fp8
+    if constexpr (KV == KM_ATTN_BF16 || fp8)
+      return mt == 0 && s.head_dim == 256 && s.pipe == KM_ATTN_PIPE_REGISTERS ? kernel_d256<KV, 1>() : Kern{nullptr, 0};
     else
       return Kern{nullptr, 0};
   }

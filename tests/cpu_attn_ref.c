@@ -383,6 +383,27 @@ static void test_merge_poll_shape(void) {
   km_attn_plan_free(&p);
 }
 
+/* q_smem: 0 or 1, at head_dim 256 with <= 8 rows, the register pipeline, bf16 or fp8 (either scale). */
+static void test_q_smem_shape(void) {
+  km_attn_shape sh = {16, 8, 256, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
+  sh.q_smem = 1;
+  km_attn_shape ok[3] = {sh, sh, sh};
+  ok[1].kv = KM_ATTN_FP8_E4M3, ok[1].scale = KM_ATTN_SCALE_TOKEN_HEAD;
+  ok[2].kv = KM_ATTN_FP8_E5M2, ok[2].num_heads = 8, ok[2].num_kv_heads = 1; /* 8 rows */
+  for (int i = 0; i < 3; ++i)
+    KM_EXPECT_MSG(km_attn_shape_error(&ok[i]) == NULL, "q_smem case %d: %s", i, km_attn_shape_error(&ok[i]));
+  km_attn_shape bad[7];
+  for (int i = 0; i < 7; ++i) bad[i] = sh;
+  bad[0].q_smem = 2;
+  bad[1].head_dim = 128, bad[1].num_heads = 32;
+  bad[2].head_dim = 64;
+  bad[3].num_heads = 16, bad[3].num_kv_heads = 1; /* 16 rows */
+  bad[4].q_len = 4, bad[4].num_heads = 24, bad[4].num_kv_heads = 8; /* 12 rows */
+  bad[5].pipe = KM_ATTN_PIPE_SMEM_RING;
+  bad[6].pipe = KM_ATTN_PIPE_TMA, bad[6].kv = KM_ATTN_FP8_E4M3;
+  expect_refused(bad, 7, "q_smem", "TMA", "q_smem");
+}
+
 /* pdl: 0, 1 or 4, for bf16's default kernel shape only (head_dim 128, <= 8 rows, register pipeline, no variant), any
  * merge but merge_inflight 32, not with steal; the plan is the one the shape gets without it. */
 static void test_pdl_shape(void) {
@@ -753,6 +774,7 @@ int main(void) {
   test_steal_shape();
   test_pdl_shape();
   test_merge_poll_shape();
+  test_q_smem_shape();
   test_merge_heads_plan();
   test_unmerged_plan_is_plain();
   test_scale_load_shape();

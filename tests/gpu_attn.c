@@ -46,10 +46,10 @@ static uint8_t rand_fp8(uint64_t *st, km_attn_kv kv) {
  * separate combine pass, fp8 scales loaded once per tile, the stamped kernel, the CTA merge's partials in
  * flight, the default kernel's L2 prefetch or lazy rescale, the TMA pipeline's ring slots and scales, the merge by
  * the last CTA of four KV heads, the tiles a CTA's warps may take from each other, programmatic dependent launches,
- * the CTA merge by flags (all 0: the default kernel) */
+ * the CTA merge by flags, Q in shared memory (all 0: the default kernel) */
 typedef struct variant {
   int prefetch, pair, otrans, ctas, unpack, combine, scale_load, stamps, merge_inflight, l2_ahead, lazy_rescale,
-      tma_slots, tma_scales, merge_heads, tma_promo, steal, pdl, merge_poll;
+      tma_slots, tma_scales, merge_heads, tma_promo, steal, pdl, merge_poll, q_smem;
 } variant;
 static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, variant v);
 static void run_case(const tcase *t, int check_naive, km_attn_pipe pipe) {
@@ -64,7 +64,7 @@ static void run_case_with(const tcase *t, int check_naive, km_attn_pipe pipe, va
   km_attn_shape sh = {t->heads,  t->kv_heads, t->d,      t->bs,    t->q_len, t->window, t->kv,
                       t->scale,  pipe,        v.prefetch, v.pair, v.otrans, v.ctas,
                       v.unpack,  v.combine,   v.scale_load, v.merge_inflight, v.l2_ahead, v.lazy_rescale,
-                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo, v.steal, v.pdl, v.merge_poll};
+                      v.tma_slots, v.tma_scales, v.merge_heads, v.tma_promo, v.steal, v.pdl, v.merge_poll, v.q_smem};
   if (pipe == KM_ATTN_PIPE_TMA && km_attn_target_warps(&sh, 0) == 0) { /* sm_90 code on an sm_90 device only */
     static int said;
     if (!said++) fprintf(stderr, "SKIP the TMA pipeline's cases: no sm_90 kernel runs on this device\n");
@@ -647,6 +647,28 @@ int main(void) {
     };
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; ++i)
       for (int n = 8; n <= 16; n += 8) run_case_with(&ws[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.steal = n});
+  }
+  /* head_dim 256 with <= 8 rows (O^T, bf16 tiles in halves of tokens, fp8 scales once per lane), by the default
+   * kernel and with Q in shared memory (q_smem): contexts 1, 17 and 300 (a tile's second half past the context), the
+   * planner's split, one long and many short in chunks of 3, q_len 2 with a window (4 rows), selected pages, the
+   * separate combine pass, fp8 e4m3 per token-head and e5m2 per tensor, block size 32 */
+  {
+    static const int c_hd[] = {1, 17, 300}, c_hd2[] = {700, 333, 2049};
+    const tcase hd[] = {
+        {"d256 16:8, contexts 1, 17, 300", 16, 8, 256, 16, 1, 0, B, TEN, 3, c_hd, 0, 0},
+        {"d256 16:8, split", 16, 8, 256, 16, 1, 0, B, TEN, 3, c_hd2, 0, 2},
+        {"d256 4:2, one long many short in chunks of 3", 4, 2, 256, 16, 1, 0, B, TEN, 9, c_long, 0, 3},
+        {"d256 16:8, q_len 2, window 100", 16, 8, 256, 16, 2, 100, B, TEN, 3, c_hd2, 0, 2},
+        {"d256 16:8, 7 selected pages", 16, 8, 256, 16, 1, 0, B, TEN, 3, c_hd2, 7, 0},
+        {"d256 8:1 (8 rows), block size 32", 8, 1, 256, 32, 1, 0, B, TEN, 3, c_hd2, 0, 0},
+        {"d256 fp8 e4m3 per token-head, split", 16, 8, 256, 16, 1, 0, E4, TOK, 3, c_hd2, 0, 2},
+        {"d256 fp8 e5m2 per tensor, contexts 1, 17, 300", 16, 8, 256, 16, 1, 0, E5, TEN, 3, c_hd, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof hd / sizeof hd[0]; ++i) {
+      run_case(&hd[i], 0, KM_ATTN_PIPE_REGISTERS);
+      run_case_with(&hd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.q_smem = 1});
+      if (i == 1) run_case_with(&hd[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.q_smem = 1, .combine = 1});
+    }
   }
   /* the in-kernel merge's odd shapes, for programmatic dependent launches (pdl) and the merge by flags (merge_poll):
    * b2 in chunks of 4 (every KV head's last CTA merges 10 and 12 CTA partials), the planner's chunks, context 9 (its one
