@@ -1869,6 +1869,13 @@ Kern kernel_pipe() {
   using T = Tile<D, KV, MT, PFO>;
   const void *fn = reinterpret_cast<const void *>(
       &decode_kernel<D, KV, MT, PIPE, PFO, TT, OT, CTAS, UW, SL, ST, MW, PD, LZ, TS, WS, PL, MP, QS>);
+  if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS && QS) {
+    // beside Q's 16 KiB of static shared memory, the CTA merge's partials of up to 8 rows (32.1 KiB at head_dim 256)
+    // pass the 48 KiB a launch may take without the opt-in; once per kernel (a failure shows up at launch)
+    static const cudaError_t set =
+        cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cta_merge_smem(8, D));
+    (void)set;
+  }
   if constexpr (PIPE == KM_ATTN_PIPE_REGISTERS) return Kern{fn, 0};
   constexpr int smem = ring_smem<T, PIPE, PFO, TS>();
   if constexpr (PIPE == KM_ATTN_PIPE_TMA) {
