@@ -68,7 +68,8 @@ typedef enum km_attn_pipe {
                                  default, under which fp8's kernel at head_dim 128 with <= 8 query rows per KV
                                  head is the TMA pipeline's (below, its default ring) where sm_90 code runs, and
                                  its register kernel the listed variant (prefetch 1, O^T, scale_load 1 with
-                                 per-token-head scales) */
+                                 per-token-head scales); at head_dim 256 with <= 8 rows both take O^T and one
+                                 tile ahead (bf16 in halves of its tokens, fp8 with scale_load 1: kernel_d256) */
   KM_ATTN_PIPE_SMEM_RING,     /* global -> shared-memory ring (cp.async), NS - 1 tiles ahead per warp */
   KM_ATTN_PIPE_TMA,           /* global -> shared-memory ring by the tensor memory accelerator (sm_90): one bulk
                                  tensor copy per K and per V tile, tma_slots - 1 tiles ahead per warp; fp8,
@@ -88,7 +89,8 @@ typedef struct km_attn_shape {
   int prefetch;        /* register pipeline's tiles in flight per warp: 0 = the format's default (bf16 1,
                           fp8 2, TurboQuant 2, uniform 3-bit KM_ATTN_U3_PF; at head_dim 128 with <= 8 rows the
                           quantized formats but e5m2 default to their best variant, has_default_variant in
-                          attn_decode_kernel.cuh); 1, 2 or 4 for the variant rows (head_dim 128, <= 8 rows) */
+                          attn_decode_kernel.cuh; at head_dim 256 with <= 8 rows fp8 holds 1 too); 1, 2 or 4 for
+                          the variant rows (head_dim 128, <= 8 rows) */
   int pair;            /* 1: two tiles per softmax step (one max/sum reduction per 32 tokens; head_dim 128,
                           <= 8 rows, register pipeline; bf16 then holds 2 tiles in flight) */
   int otrans;          /* 1: accumulate O^T = V^T P^T (half the P V products and accumulators when the rows

@@ -699,7 +699,7 @@ struct RegSource {
 template <typename T>
 struct RegHalfSource {
   static_assert(T::DIM == 256 && !T::F16, "tiles in halves: bf16 at head_dim 256");
-  static constexpr int N = 1, PARTS = 2;
+  static constexpr int N = 1;
   Row<T::KBYTES> kr[2];
   Row<T::VBYTES> vr[2][2];
   long long row;
@@ -734,15 +734,6 @@ struct RegHalfSource {
   }
   __device__ __forceinline__ void after_pv(Item &, int, int) {}
   __device__ __forceinline__ void finish() {}
-};
-// Parts a source cuts each tile into (RegHalfSource's 2 halves of tokens; the others 1).
-template <typename S, typename = void>
-struct SourceParts {
-  static constexpr int value = 1;
-};
-template <typename S>
-struct SourceParts<S, std::void_t<decltype(S::PARTS)>> {
-  static constexpr int value = S::PARTS;
 };
 
 // The scale lane l copies into a slot's 32 (fp8 per token-head): the K scale (l < 16) or the V scale of token
@@ -1398,8 +1389,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
       typename std::conditional<
           PIPE == KM_ATTN_PIPE_TMA, TmaSource<T, PFO ? PFO : KM_ATTN_TMA_SLOTS, TS>,
           typename std::conditional<HALF, RegHalfSource<T>, RegSource<T, SL, PD>>::type>::type>::type;
-  constexpr int P = SourceParts<Source>::value;  // each tile in P halves of its tokens (RegHalfSource) or whole
-  static_assert(P == 1 || (OT && !UW && !T::F16), "halves of tokens: bf16, O^T");
+  constexpr int P = HALF ? 2 : 1;  // each tile in P halves of its tokens (RegHalfSource), or whole
   Source src;
   if constexpr (PIPE == KM_ATTN_PIPE_SMEM_RING) {
     src.ring = smem + (threadIdx.x >> 5) * T::NS * T::SLOT_BYTES;

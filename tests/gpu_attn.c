@@ -653,16 +653,16 @@ int main(void) {
    * planner's split, one long and many short in chunks of 3, q_len 2 with a window (4 rows), selected pages, the
    * separate combine pass, fp8 e4m3 per token-head and e5m2 per tensor, block size 32 */
   {
-    static const int c_hd[] = {1, 17, 300}, c_hd2[] = {700, 333, 2049};
+    static const int c_hd2[] = {700, 333, 2049};
     const tcase hd[] = {
-        {"d256 16:8, contexts 1, 17, 300", 16, 8, 256, 16, 1, 0, B, TEN, 3, c_hd, 0, 0},
+        {"d256 16:8, contexts 1, 17, 300", 16, 8, 256, 16, 1, 0, B, TEN, 3, c3, 0, 0},
         {"d256 16:8, split", 16, 8, 256, 16, 1, 0, B, TEN, 3, c_hd2, 0, 2},
         {"d256 4:2, one long many short in chunks of 3", 4, 2, 256, 16, 1, 0, B, TEN, 9, c_long, 0, 3},
         {"d256 16:8, q_len 2, window 100", 16, 8, 256, 16, 2, 100, B, TEN, 3, c_hd2, 0, 2},
         {"d256 16:8, 7 selected pages", 16, 8, 256, 16, 1, 0, B, TEN, 3, c_hd2, 7, 0},
         {"d256 8:1 (8 rows), block size 32", 8, 1, 256, 32, 1, 0, B, TEN, 3, c_hd2, 0, 0},
         {"d256 fp8 e4m3 per token-head, split", 16, 8, 256, 16, 1, 0, E4, TOK, 3, c_hd2, 0, 2},
-        {"d256 fp8 e5m2 per tensor, contexts 1, 17, 300", 16, 8, 256, 16, 1, 0, E5, TEN, 3, c_hd, 0, 0},
+        {"d256 fp8 e5m2 per tensor, contexts 1, 17, 300", 16, 8, 256, 16, 1, 0, E5, TEN, 3, c3, 0, 0},
     };
     for (size_t i = 0; i < sizeof hd / sizeof hd[0]; ++i) {
       run_case(&hd[i], 0, KM_ATTN_PIPE_REGISTERS);
