@@ -278,7 +278,8 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
                         s->merge_inflight == 32 || s->steal || s->pdl))
     return "merge_poll: bf16, head_dim 128, <= 8 query rows per KV head, register pipeline, no variant, combine 0, "
            "merge_heads 0, merge_inflight 0 or 16, no steal, no pdl";
-  if (s->q_smem != 0 && s->q_smem != 1) return "q_smem must be 0 or 1";
+  if (s->q_smem != 0 && s->q_smem != KM_ATTN_Q_SMEM && s->q_smem != KM_ATTN_Q_REGS)
+    return "q_smem must be 0, 1 (shared memory) or 2 (registers)";
   if (s->q_smem && (s->head_dim != 256 || rows_of(s) > 8 || s->pipe != KM_ATTN_PIPE_REGISTERS ||
                     (s->kv != KM_ATTN_BF16 && s->kv != KM_ATTN_FP8_E4M3 && s->kv != KM_ATTN_FP8_E5M2)))
     return "q_smem: head_dim 256, <= 8 query rows per KV head, register pipeline, bf16 or fp8";

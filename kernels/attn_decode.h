@@ -150,11 +150,17 @@ typedef struct km_attn_shape {
                           their flags appear, while they still compute, instead of the last CTA to count itself in
                           merging them all after the count (bf16, head_dim 128, <= 8 rows, register pipeline, no
                           variant, combine 0, merge_heads 0, merge_inflight 0 or 16, no steal, no pdl) */
-  int q_smem;          /* 1: Q's fragments in shared memory (one 8-byte load per k-step and tile) instead of 32
-                          registers a thread, which leaves the head_dim 256 kernels room without spilling (bf16
-                          242 registers instead of 255 with 148 bytes of spill stores; fp8 206 instead of 255);
-                          head_dim 256, <= 8 query rows per KV head, register pipeline, bf16 or fp8 */
+  int q_smem;          /* where the head_dim 256 kernels keep Q's fragments: KM_ATTN_Q_SMEM in shared memory (one
+                          8-byte load per k-step and tile) instead of 32 registers a thread, which leaves them room
+                          without spilling (bf16 242 registers instead of 255 with 148 bytes of spill stores; fp8
+                          206 instead of 255), KM_ATTN_Q_REGS in registers, 0 the format's default (bf16 shared
+                          memory, fp8 registers); head_dim 256, <= 8 query rows per KV head, register pipeline,
+                          bf16 or fp8 */
 } km_attn_shape;
+
+/* The shape's q_smem (head_dim 256): Q's fragments in shared memory or in registers; 0 is the format's default. */
+#define KM_ATTN_Q_SMEM 1
+#define KM_ATTN_Q_REGS 2
 
 /* The TMA pipeline's default ring: 3 slots, 2 tiles ahead per warp, 16 warps per SM (4 CTAs, registers capped at
  * 128). 4 slots (3 ahead, 12 warps) was the default until the recorded runs of 3fd60e7 and b2a5297 measured 3 faster

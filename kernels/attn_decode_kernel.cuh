@@ -1889,8 +1889,9 @@ Kern kernel_ptr(km_attn_pipe pipe) {
 }
 
 // The register kernel at head_dim 256 with <= 8 rows of bf16 or fp8 (kernel_for_mt), QS 1: Q in shared memory (the
-// shape's q_smem).
-template <int KV, int QS = 0>
+// shape's q_smem 1; bf16's default: 1,021.2 us against 1,126.0 with Q in registers at b16 x 32K, fp8 e4m3 per
+// token-head level at 536.9 / 536.7, H200, d82222d; reports/attn-notes.md "Head dim 256").
+template <int KV, int QS = KV == KM_ATTN_BF16>
 Kern kernel_d256() {
   constexpr int R = KM_ATTN_PIPE_REGISTERS, B = KM_ATTN_MIN_BLOCKS;
   if constexpr (KV == KM_ATTN_BF16)
@@ -1904,7 +1905,8 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
   // head_dim 256 with <= 8 rows through registers: O^T accumulators (half the registers of O), and one tile in flight,
   // in halves of its tokens for bf16 (RegHalfSource), whole for fp8 (not two) with its per-token scales loaded once
   // per lane (SL 1): 8 KiB a warp either way, as bf16 at head_dim 128. Before (O, one bf16 tile or two fp8 ones): 255
-  // registers and 1,076 / 1,644 bytes of spill stores (sm_90); now bf16 148 bytes, fp8 none.
+  // registers and 1,076 / 1,644 bytes of spill stores (sm_90); now none (bf16 with Q in shared memory; 148 bytes with
+  // Q in registers, the shape's q_smem KM_ATTN_Q_REGS).
   if constexpr (D == 256 && (KV == KM_ATTN_BF16 || KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_FP8_E5M2))
     if (mt == 0)
       return pipe == KM_ATTN_PIPE_SMEM_RING ? kernel_pipe<D, KV, 0, KM_ATTN_PIPE_SMEM_RING>() : kernel_d256<KV>();
@@ -2064,7 +2066,9 @@ Kern kernels_of(const km_attn_shape &s, int mt) {
   }
   if (s.q_smem) {  // km_attn_shape_error: head_dim 256, <= 8 rows, register pipeline, bf16 or fp8
     if constexpr (KV == KM_ATTN_BF16 || fp8)
-      return mt == 0 && s.head_dim == 256 && s.pipe == KM_ATTN_PIPE_REGISTERS ? kernel_d256<KV, 1>() : Kern{nullptr, 0};
+      return mt != 0 || s.head_dim != 256 || s.pipe != KM_ATTN_PIPE_REGISTERS ? Kern{nullptr, 0}
+             : s.q_smem == KM_ATTN_Q_SMEM                                    ? kernel_d256<KV, 1>()
+                                                                             : kernel_d256<KV, 0>();
     else
       return Kern{nullptr, 0};
   }

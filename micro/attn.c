@@ -63,7 +63,7 @@ typedef struct attn_params {
   int steal;          /* 8 or 16: the last tiles of each warp's chunk may be taken by the other warps of its CTA */
   int pdl;            /* 1 or 4: programmatic dependent launches, that many tiles per chunk requested before the wait */
   int merge_poll;     /* 1: the CTA partials merged by flags into each (sequence, KV head)'s last CTA as they appear */
-  int q_smem;         /* 1: Q's fragments in shared memory instead of registers (head_dim 256) */
+  int q_smem;         /* head_dim 256: KM_ATTN_Q_SMEM / KM_ATTN_Q_REGS, or 0 for the format's default */
 } attn_params;
 
 enum {
@@ -808,7 +808,9 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   if (p->pdl)
     snprintf(variant, sizeof variant, ", programmatic dependent launches, %d tile(s) per chunk requested into L2 "
              "before the wait for the step before", p->pdl);
-  if (p->q_smem) snprintf(variant, sizeof variant, ", Q's fragments in shared memory");
+  if (p->q_smem)
+    snprintf(variant, sizeof variant, ", Q's fragments in %s",
+             p->q_smem == KM_ATTN_Q_SMEM ? "shared memory" : "registers");
   if (km_attn_tile_pipe(&r->sh) == KM_ATTN_PIPE_TMA)
     snprintf(variant, sizeof variant, ", tiles by TMA into %d ring slots per warp%s%s", km_attn_tma_slots(&r->sh),
              p->tma_scales == 1 ? ", scales copied into the slots" : p->tma_scales == 2 ? ", every lane arrives"
@@ -1101,13 +1103,14 @@ P(mqa_b16_32k, A_DECODE, 32, 1, 128, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(d64_b16_32k, A_DECODE, 32, 8, 64, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(d256_b16_32k, A_DECODE, 16, 8, 256, BF, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(d256_e4k_b16_32k, A_DECODE, 16, 8, 256, E4, TOK, 16, 32768, 16, 1, 0, 0, 0, 0);
-/* the same two with Q's fragments in shared memory (q_smem): bf16 without its 148 bytes of spill */
-#define PQS(name, fmt, sc, b, c)                                                                                      \
+/* bf16 with Q's fragments in registers (q_smem KM_ATTN_Q_REGS: 148 bytes of spill), against its default with them in
+ * shared memory */
+#define PQR(name, fmt, sc, b, c)                                                                                      \
   static const attn_params name = {.op = A_DECODE, .heads = 16, .kv_heads = 8, .head_dim = 256, .kv = fmt,          \
-                                   .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1, .q_smem = 1}
-PQS(qs_d256_b16_32k, BF, TEN, 16, 32768);
-PQS(qs_d256_e4k_b16_32k, E4, TOK, 16, 32768);
-PQS(quick_qs_d256_bf16, BF, TEN, 4, 4096);
+                                   .scale = sc, .batch = b, .ctx = c, .block_size = 16, .q_len = 1,                 \
+                                   .q_smem = KM_ATTN_Q_REGS}
+PQR(qr_d256_b16_32k, BF, TEN, 16, 32768);
+PQR(quick_qr_d256_bf16, BF, TEN, 4, 4096);
 P(e4t_b16_32k, A_DECODE, 32, 8, 128, E4, TEN, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(e5k_b16_32k, A_DECODE, 32, 8, 128, E5, TOK, 16, 32768, 16, 1, 0, 0, 0, 0);
 P(bs32_b16_32k, A_DECODE, 32, 8, 128, BF, TEN, 16, 32768, 32, 1, 0, 0, 0, 0);
@@ -1347,9 +1350,8 @@ static const km_case attn_cases[] = {
                ct171_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("bf16", 16, "ct256", "the same step in chunks of 256 tiles, merged in the kernel", ct256_bf16_b16_32k,
                T_GQA),
-#define SUM_QS "the same step with Q's fragments in shared memory instead of registers (qs)"
-    SUFFIX_ROW("attn/decode/gqa16x8/d256/bf16/b16/ctx32k", "qs", T_GQA, SUM_QS, qs_d256_b16_32k),
-    SUFFIX_ROW("attn/decode/gqa16x8/d256/fp8_e4m3_tokhead/b16/ctx32k", "qs", "kv_quant", SUM_QS, qs_d256_e4k_b16_32k),
+#define SUM_QR "the same step with Q's fragments in registers instead of shared memory (qreg: 148 bytes of spill)"
+    SUFFIX_ROW("attn/decode/gqa16x8/d256/bf16/b16/ctx32k", "qreg", T_GQA, SUM_QR, qr_d256_b16_32k),
 #define SUM_MH "the same step in the combine pass's chunks and CTAs (four KV heads of one chunk each), its partials merged " \
                "by the last CTA of each (sequence, four KV heads) instead of a second launch (mh)"
     CTX32K_ROW("bf16", 4, "mh", SUM_MH, mh_bf16_b4_32k, T_GQA),
@@ -1401,7 +1403,7 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa16x8/d256/bf16/b4/ctx4k/quick", T_GQA, SUM_DEC, run_attn, &quick_d256_bf16, KM_CASE_QUICK, NULL},
     {"attn/decode/gqa16x8/d256/fp8_e4m3_tokhead/b4/ctx4k/quick", "kv_quant", SUM_FP8, run_attn, &quick_d256_fp8,
      KM_CASE_QUICK, "attn/decode/gqa16x8/d256/bf16/b4/ctx4k/quick"},
-    {"attn/decode/gqa16x8/d256/bf16/b4/ctx4k/qs/quick", T_GQA, SUM_QS, run_attn, &quick_qs_d256_bf16, KM_CASE_QUICK,
+    {"attn/decode/gqa16x8/d256/bf16/b4/ctx4k/qreg/quick", T_GQA, SUM_QR, run_attn, &quick_qr_d256_bf16, KM_CASE_QUICK,
      "attn/decode/gqa16x8/d256/bf16/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/bf16/b4/ctx4k/ring/quick", T_GQA, SUM_RING, run_attn, &quick_ring, KM_CASE_QUICK,
      "attn/decode/gqa32x8/d128/bf16/b4/ctx4k/quick"},

@@ -383,18 +383,19 @@ static void test_merge_poll_shape(void) {
   km_attn_plan_free(&p);
 }
 
-/* q_smem: 0 or 1, at head_dim 256 with <= 8 rows, the register pipeline, bf16 or fp8 (either scale). */
+/* q_smem: 0, 1 (shared memory) or 2 (registers), at head_dim 256 with <= 8 rows, the register pipeline, bf16 or fp8 (either scale). */
 static void test_q_smem_shape(void) {
   km_attn_shape sh = {16, 8, 256, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
   sh.q_smem = 1;
-  km_attn_shape ok[3] = {sh, sh, sh};
+  km_attn_shape ok[4] = {sh, sh, sh, sh};
   ok[1].kv = KM_ATTN_FP8_E4M3, ok[1].scale = KM_ATTN_SCALE_TOKEN_HEAD;
   ok[2].kv = KM_ATTN_FP8_E5M2, ok[2].num_heads = 8, ok[2].num_kv_heads = 1; /* 8 rows */
-  for (int i = 0; i < 3; ++i)
+  ok[3].q_smem = KM_ATTN_Q_REGS;
+  for (int i = 0; i < 4; ++i)
     KM_EXPECT_MSG(km_attn_shape_error(&ok[i]) == NULL, "q_smem case %d: %s", i, km_attn_shape_error(&ok[i]));
   km_attn_shape bad[7];
   for (int i = 0; i < 7; ++i) bad[i] = sh;
-  bad[0].q_smem = 2;
+  bad[0].q_smem = 3;
   bad[1].head_dim = 128, bad[1].num_heads = 32;
   bad[2].head_dim = 64;
   bad[3].num_heads = 16, bad[3].num_kv_heads = 1; /* 16 rows */
