@@ -101,8 +101,47 @@ __device__ __forceinline__ void load_q_fragments(uint32_t (&qf)[QREG ? D / 16 : 
   }
 }
 
-template <int ROWS, int KV>
-__global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
+// The last CTA of a split sequence's head group merges its chunks' partials into the output (MERGE): rows x 128
+// float4 of output per CTA, each thread ROWS / 2 of them, the chunks' partials (written by this step, so read
+// through L2) in chunk order with the combine pass's arithmetic (its G = 1 sums: the same values).
+template <int ROWS>
+__device__ __forceinline__ void merge_chunks(const Params &p, int seq, int head0, int tid) {
+  const int n = __ldg(p.seq_chunks + seq), c0 = __ldg(p.seq_chunk0 + seq);
+#pragma unroll 2
+  for (int i = tid; i < ROWS * (DV / 4); i += THREADS) {
+    const int head = head0 + i / (DV / 4), d4 = i % (DV / 4);
+    const float *lse = p.part_lse + (size_t)c0 * p.heads + head;  // chunk k's at lse[k * heads]
+    float m = -INFINITY, l[KM_MLA_MERGE_CHUNKS];
+#pragma unroll
+    for (int k = 0; k < KM_MLA_MERGE_CHUNKS; ++k) {
+      l[k] = k < n ? __ldcg(lse + (size_t)k * p.heads) : -INFINITY;
+      m = fmaxf(m, l[k]);
+    }
+    float4 po[KM_MLA_MERGE_CHUNKS];
+#pragma unroll
+    for (int k = 0; k < KM_MLA_MERGE_CHUNKS; ++k)
+      if (k < n) po[k] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + ((size_t)(c0 + k) * p.heads + head) * DV) + d4);
+    float w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int k = 0; k < KM_MLA_MERGE_CHUNKS; ++k)
+      if (k < n) {
+        const float b = exp2f(l[k] - m);  // <= 1; 1 for the largest
+        w += b;
+        acc[0] += b * po[k].x;
+        acc[1] += b * po[k].y;
+        acc[2] += b * po[k].z;
+        acc[3] += b * po[k].w;
+      }
+    const float inv = 1.f / w;
+    const uint2 v = make_uint2(pack_bf16(acc[0] * inv, acc[1] * inv), pack_bf16(acc[2] * inv, acc[3] * inv));
+    *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * d4) = v;
+  }
+}
+
+// merge_count (MERGE): per (sequence, head group) arrival counts, zero between steps. A kernel parameter of its own:
+// one more Params field made ptxas spill 24-44 bytes in the 64-row bf16 kernel (255 registers), as it did before.
+template <int ROWS, int KV, bool MERGE>
+__global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p, unsigned *merge_count) {
   using L = Layout<ROWS>;
   constexpr bool FP8 = KV == KM_MLA_FP8_E4M3;
   constexpr bool QREG = L::QREG;
@@ -388,6 +427,25 @@ __global__ void __launch_bounds__(THREADS, 1) mla_kernel(const Params p) {
         if (warp == 0 && c == 0) p.part_lse[slot] = mrun[par * 64 + r] + log2f(tot);
       }
     }
+  if constexpr (MERGE) {
+    // the plan merges here (at most KM_MLA_MERGE_CHUNKS chunks a sequence): the last of a sequence's chunks to
+    // count itself in, per head group, merges them all; its count goes back to 0 for the next step
+    if (!direct) {
+      __shared__ int last;
+      __threadfence();  // this thread's partial stores, before the count
+      __syncthreads();
+      if (tid == 0) {
+        unsigned *cnt = merge_count + (size_t)seq * p.groups + head0 / ROWS;
+        const unsigned before = atomicAdd(cnt, 1u);
+        last = before + 1 == (unsigned)__ldg(p.seq_chunks + seq);
+        if (last) *cnt = 0u;  // every other chunk has counted itself in
+      }
+      __syncthreads();
+      if (!last) return;
+      __threadfence();  // the other chunks' partials, after their counts
+      merge_chunks<ROWS>(p, seq, head0, tid);
+    }
+  }
 }
 
 // Combine: one CTA per (sequence, head) of a split sequence, G groups (1, 2 or 4: the plan's combine_groups)
@@ -441,14 +499,20 @@ __global__ void __launch_bounds__(COMBINE_THREADS *G) mla_combine_kernel(const P
   *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * d4) = v;
 }
 
-const void *kernel_for(int rows, km_mla_kv kv) {
+template <bool M>
+const void *kernel_for_merge(int rows, km_mla_kv kv) {
   const bool f8 = kv == KM_MLA_FP8_E4M3;
   switch (rows) {
-    case 16: return f8 ? (const void *)&mla_kernel<16, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<16, KM_MLA_BF16>;
-    case 32: return f8 ? (const void *)&mla_kernel<32, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<32, KM_MLA_BF16>;
-    case 64: return f8 ? (const void *)&mla_kernel<64, KM_MLA_FP8_E4M3> : (const void *)&mla_kernel<64, KM_MLA_BF16>;
+    case 16: return f8 ? (const void *)&mla_kernel<16, KM_MLA_FP8_E4M3, M> : (const void *)&mla_kernel<16, KM_MLA_BF16, M>;
+    case 32: return f8 ? (const void *)&mla_kernel<32, KM_MLA_FP8_E4M3, M> : (const void *)&mla_kernel<32, KM_MLA_BF16, M>;
+    case 64: return f8 ? (const void *)&mla_kernel<64, KM_MLA_FP8_E4M3, M> : (const void *)&mla_kernel<64, KM_MLA_BF16, M>;
     default: return nullptr;
   }
+}
+
+// The mma.sync kernel for `rows` heads per CTA; merge: the one whose last chunk CTAs merge (the plan's merge).
+const void *kernel_for(int rows, km_mla_kv kv, bool merge = false) {
+  return merge ? kernel_for_merge<true>(rows, kv) : kernel_for_merge<false>(rows, kv);
 }
 
 int rows_for(int heads) { return heads % 64 == 0 ? 64 : heads % 32 == 0 ? 32 : 16; }
@@ -543,9 +607,9 @@ extern "C" int km_mla_wgmma_usable(int device) {
   return fa.binaryVersion == 90;
 }
 
-static const void *config_kernel(const km_mla_config *cfg, km_mla_kv kv) {
-  if (cfg->wgmma) return cfg->rows == 64 ? wg_kernel(kv, cfg->wgmma) : nullptr;
-  return kernel_for(cfg->rows, kv);
+static const void *config_kernel(const km_mla_config *cfg, km_mla_kv kv, bool merge = false) {
+  if (cfg->wgmma) return cfg->rows == 64 && !merge ? wg_kernel(kv, cfg->wgmma) : nullptr;
+  return kernel_for(cfg->rows, kv, merge);
 }
 
 static int config_smem_need(const km_mla_config *cfg, km_mla_kv kv) {
@@ -557,7 +621,11 @@ static int config_threads(const km_mla_config *cfg) { return cfg->wgmma ? wg_thr
 extern "C" cudaError_t km_mla_config_prepare(const km_mla_config *cfg, km_mla_kv kv) {
   const void *k = config_kernel(cfg, kv);
   if (!k) return cudaErrorInvalidValue;
-  return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
+  cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg->smem_bytes);
+  if (e == cudaSuccess && !cfg->wgmma)  // the same kernel with the in-kernel merge (a plan's merge)
+    e = cudaFuncSetAttribute(config_kernel(cfg, kv, true), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             cfg->smem_bytes);
+  return e;
 }
 
 // Resident CTAs of configuration c on the device (0: none fits); c->smem_bytes set and prepared.
@@ -665,15 +733,25 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
   p->num_chunks = p->ch.num_chunks;
   p->split = p->ch.split;
   p->combine_groups = combine_groups_for(p);
+  int most = 1;
+  for (int b = 0; b < batch; ++b) most = p->ch.seq_chunks[b] > most ? p->ch.seq_chunks[b] : most;
+  p->merge = p->split && !cfg->wgmma && most <= KM_MLA_MERGE_CHUNKS;
   return 0;
 }
 
 extern "C" cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream) {
-  return km_split_chunks_upload(&p->ch, stream);
+  cudaError_t e = km_split_chunks_upload(&p->ch, stream);
+  if (e != cudaSuccess || !p->merge || p->d_merge_count) return e;
+  const size_t bytes = (size_t)p->batch * (p->shape.num_heads / p->cfg.rows) * sizeof(unsigned);
+  e = cudaMalloc((void **)&p->d_merge_count, bytes);
+  if (e == cudaSuccess) e = cudaMemsetAsync(p->d_merge_count, 0, bytes, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  return e;
 }
 
 extern "C" void km_mla_plan_free(km_mla_plan *p) {
   km_split_chunks_free(&p->ch);
+  if (p->d_merge_count) cudaFree(p->d_merge_count);
   memset(p, 0, sizeof *p);
 }
 
@@ -704,11 +782,13 @@ extern "C" double km_mla_flops(const km_mla_shape *s, int batch, const int32_t *
 
 extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a, cudaStream_t stream) {
   const km_mla_shape *s = &pl->shape;
-  const void *k = config_kernel(&pl->cfg, s->kv);
-  if (!k || !pl->ch.d_arrays || pl->cfg.smem_bytes < config_smem_need(&pl->cfg, s->kv))
+  const bool merge = pl->split && pl->merge;
+  const void *k = config_kernel(&pl->cfg, s->kv, merge);
+  if (!k || !pl->ch.d_arrays || pl->cfg.smem_bytes < config_smem_need(&pl->cfg, s->kv) ||
+      (merge && !pl->d_merge_count))
     return cudaErrorInvalidValue;
   if (s->kv != KM_MLA_BF16 && !a->scale) return cudaErrorInvalidValue;
-  if (pl->split && (!a->workspace || !combine_kernel(pl->combine_groups))) return cudaErrorInvalidValue;
+  if (pl->split && (!a->workspace || (!merge && !combine_kernel(pl->combine_groups)))) return cudaErrorInvalidValue;
   Params p;
   memset(&p, 0, sizeof p);
   p.q = a->q;
@@ -729,11 +809,12 @@ extern "C" cudaError_t km_mla_decode(const km_mla_plan *pl, const km_mla_args *a
     p.part_o = (float *)a->workspace;
     p.part_lse = p.part_o + nc * s->num_heads * DV;
   }
-  void *args[] = {&p};
+  unsigned *merge_count = merge ? pl->d_merge_count : nullptr;
+  void *args[] = {&p, &merge_count};  // the wgmma kernels and the combine pass take p alone
   const unsigned grid = (unsigned)(nc * p.groups);
   cudaError_t e =
       cudaLaunchKernel(k, dim3(grid), dim3(config_threads(&pl->cfg)), args, (size_t)pl->cfg.smem_bytes, stream);
-  if (e != cudaSuccess || !pl->split) return e;
+  if (e != cudaSuccess || !pl->split || merge) return e;
   return cudaLaunchKernel(combine_kernel(pl->combine_groups), dim3((unsigned)(pl->batch * s->num_heads)),
                           dim3(COMBINE_THREADS * pl->combine_groups), args, 0, stream);
 }

@@ -174,17 +174,28 @@ typedef struct km_mla_plan {
   int max_blocks_per_seq;
   int chunk_tiles; /* tiles per chunk (at most) */
   int num_chunks;  /* over all sequences; CTAs = num_chunks x num_heads / rows */
-  int split;       /* 1 if any sequence has more than one chunk (the combine pass runs) */
+  int split;       /* 1 if any sequence has more than one chunk (then the combine pass runs, or the merge) */
   int combine_groups; /* the combine pass's chunk groups per CTA (1, 2 or 4, from the most chunks of a sequence) */
+  int merge;       /* 1: the split sequences' last chunk CTAs merge the partials inside the decode kernel instead of
+                      the combine pass (the mma.sync kernel with at most KM_MLA_MERGE_CHUNKS chunks a sequence);
+                      a caller may set it to 0 between km_mla_plan_make and km_mla_plan_upload for the pass */
+  unsigned *d_merge_count; /* merge: per (sequence, head group) arrival counts, zeroed by km_mla_plan_upload; each
+                              step leaves them zero (so one plan's steps run one at a time, as they share the
+                              workspace anyway) */
   km_split_chunks ch; /* the chunks and their device copy (km_mla_plan_upload) */
 } km_mla_plan;
+
+/* The most chunks a sequence may have for the in-kernel merge (the last CTA reads them all at once); more take the
+ * combine pass, whose CTAs spread one sequence's many partials (a batch-1 step splits into ~one chunk per SM). */
+#define KM_MLA_MERGE_CHUNKS 4
 
 /* Plan one step for configuration cfg (km_mla_pick_config, or any with rows and ctas set). context_lens on
  * the host. chunk_tiles 0: chosen so the CTAs fill the device (cfg.ctas at once), else as given. Returns 0,
  * or -1 with a reason in err. */
 int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_mla_config *cfg, int batch,
                      const int32_t *context_lens, int max_blocks_per_seq, int chunk_tiles, char *err, size_t errlen);
-cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream); /* cudaMalloc + copy; synchronized */
+cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream); /* cudaMalloc + copy (+ the merge's zeroed
+                                                                        counts); synchronized */
 void km_mla_plan_free(km_mla_plan *p);
 
 /* fp32 workspace of the split path (0 when the plan does not split). */
@@ -208,7 +219,7 @@ typedef struct km_mla_args {
   void *workspace;
 } km_mla_args;
 
-/* The step: the decode kernel, then the combine pass when the plan splits. */
+/* The step: the decode kernel, then the combine pass when the plan splits and does not merge in the kernel. */
 cudaError_t km_mla_decode(const km_mla_plan *p, const km_mla_args *a, cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -218,7 +218,6 @@ TQV(tqq64_1, 64, 0, KM_TQ3_LANES);
 TQV(tqq64_2, 64, 0, KM_TQ3_ROWS64);
 TQV(tqq64_4, 64, 0, KM_TQ3_ROWS_FOLD);
 TQV(tqq64_5, 64, 0, KM_TQ3_ROWS_LEAN);
-TQV(tqq128_1, 128, 0, KM_TQ3_LANES);
 TQV(tqq128_2, 128, 0, KM_TQ3_ROWS64);
 TQV(tqq128_3, 128, 0, KM_TQ3_ROWS);
 TQV(tqq128_4, 128, 0, KM_TQ3_ROWS_FOLD);
@@ -230,7 +229,6 @@ TQV(tqq256_2, 256, 0, KM_TQ3_ROWS64);
 TQV(tqq256_3, 256, 0, KM_TQ3_ROWS);
 TQV(tqq256_4, 256, 0, KM_TQ3_ROWS_FOLD);
 TQV(tqq256_5, 256, 0, KM_TQ3_ROWS_LEAN);
-TQV(tqq128v_1, 128, 1, KM_TQ3_LANES);
 TQV(tqq128v_2, 128, 1, KM_TQ3_ROWS64);
 TQV(tqq128v_3, 128, 1, KM_TQ3_ROWS);
 TQV(tqq128v_5, 128, 1, KM_TQ3_ROWS_LEAN);
@@ -296,7 +294,6 @@ static const km_case quant_cases[] = {
     ROW("quant/turboquant_3bit/quantize/k/d64/v2", "K, kernel v2 = v3 at d64: a thread per row, rotation in registers", tqq64_2, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d64/v4", "K, kernel v4: v3 with the scale folded into per-row thresholds", tqq64_4, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d64/v5", "K, kernel v5: v4 with the norm tree's first level as FFMA and branch-free per-row steps", tqq64_5, 0, NULL),
-    ROW("quant/turboquant_3bit/quantize/k/d128/v1", "K, kernel v1: a row over d/16 lanes, middle stages by shuffles", tqq128_1, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d128/v2", "K, kernel v2: 64 elements per thread, the top stage by shuffles", tqq128_2, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d128/v3", "K, kernel v3: a thread per row, rotation in registers", tqq128_3, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d128/v4", "K, kernel v4: v3 with the scale folded into per-row thresholds", tqq128_4, 0, NULL),
@@ -308,7 +305,6 @@ static const km_case quant_cases[] = {
     ROW("quant/turboquant_3bit/quantize/k/d256/v3", "K, kernel v3: 128 elements per thread, the top stage by shuffles", tqq256_3, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d256/v4", "K, kernel v4: v3 with the scale folded into per-row thresholds", tqq256_4, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d256/v5", "K, kernel v5: v4 with the norm tree's first level as FFMA and branch-free per-row steps", tqq256_5, 0, NULL),
-    ROW("quant/turboquant_3bit/quantize/v/d128/v1", "V, kernel v1: a row over d/16 lanes, middle stages by shuffles", tqq128v_1, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d128/v2", "V, kernel v2: 64 elements per thread, the top stage by shuffles", tqq128v_2, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d128/v3", "V, kernel v3: a thread per row", tqq128v_3, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d128/v5", "V, kernel v5: v3 with the norm tree's first level as FFMA and branch-free per-row steps", tqq128v_5, 0, NULL),

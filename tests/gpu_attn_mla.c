@@ -3,7 +3,9 @@
  * and every head: 16, 32, 48, 64 and 128 heads, bf16 and fp8 e4m3 latents, context 1, contexts that end
  * inside a tile and a block, block size 128, batch 1, one long and many short sequences, the planner's
  * split, forced splits and no split, one latent stage, smaller head groups per CTA than the planner picks,
- * and both kernels where the device takes the wgmma one (64 heads per CTA) by default.
+ * and both kernels where the device takes the wgmma one (64 heads per CTA) by default; split sequences merged
+ * inside the mma.sync kernel (up to KM_MLA_MERGE_CHUNKS chunks) and by the combine pass. Each case runs the step
+ * twice, the output poisoned again between them, and checks the second (the merge's counts must be back at 0).
  * Outputs are poisoned (NaN) and guarded; the pool's rows past each context hold NaN codes, which the
  * kernel must never let into an output. */
 #include <math.h>
@@ -31,6 +33,7 @@ typedef struct tcase {
   int rows;        /* 0: km_mla_pick_config's choice, else heads per CTA */
   int stages;      /* 0: the picked stages, else this many */
   km_mla_kernel kernel; /* AUTO, or one kernel (variant) even where the device would take another */
+  int pass;             /* 1: the combine pass where the plan would merge the partials inside the kernel */
 } tcase;
 
 static const float SM_SCALE = 0.0721687836f;
@@ -162,6 +165,13 @@ static void run_case(const tcase *t) {
     km_test_failures++;
     goto done;
   }
+  {
+    int most = 1;
+    for (int i = 0; i < t->batch; ++i) most = plan.ch.seq_chunks[i] > most ? plan.ch.seq_chunks[i] : most;
+    KM_EXPECT_MSG(plan.merge == (plan.split && !cfg.wgmma && most <= KM_MLA_MERGE_CHUNKS),
+                  "%s: merge %d with %d chunks at most a sequence", t->what, plan.merge, most);
+  }
+  if (t->pass) plan.merge = 0;
   if (km_mla_plan_upload(&plan, 0) != cudaSuccess || (km_mla_workspace_bytes(&plan) &&
                                                       cudaMalloc(&ws, km_mla_workspace_bytes(&plan)) != cudaSuccess)) {
     fprintf(stderr, "FAIL %s: plan upload or workspace\n", t->what);
@@ -171,7 +181,8 @@ static void run_case(const tcase *t) {
   const km_mla_args a = {dq, dpool, dscale, dtab, dctx, SM_SCALE, dout, ws};
   km_mla_args a2 = a;
   a2.out = dout2;
-  if (km_mla_decode(&plan, &a, 0) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+  if (km_mla_decode(&plan, &a, 0) != cudaSuccess || cudaMemset(dout, 0xFF, on * 2) != cudaSuccess ||
+      km_mla_decode(&plan, &a, 0) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
       km_mla_naive_decode(&sh, t->batch, mbps, &a2, 0) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
       km_test_download(got, dout, on * 2 + KM_TEST_GUARD_BYTES) != 0 ||
       km_test_download(got2, dout2, on * 2 + KM_TEST_GUARD_BYTES) != 0) {
@@ -198,8 +209,9 @@ static void run_case(const tcase *t) {
     free(seq_rows);
     free(ref);
   }
-  KM_EXPECT_MSG(bad == 0, "%s: %zu of %zu outputs off (%d chunks of <= %d tiles, split %d, %d rows, %d stages, %s)",
-                t->what, bad, on, plan.num_chunks, plan.chunk_tiles, plan.split, cfg.rows, cfg.stages,
+  KM_EXPECT_MSG(bad == 0,
+                "%s: %zu of %zu outputs off (%d chunks of <= %d tiles, split %d, merge %d, %d rows, %d stages, %s)",
+                t->what, bad, on, plan.num_chunks, plan.chunk_tiles, plan.split, plan.merge, cfg.rows, cfg.stages,
                 cfg.wgmma ? "wgmma" : "mma.sync");
   if (cfg.wgmma) KM_EXPECT_MSG(cfg.wgmma == (t->kernel >= KM_MLA_KERNEL_WGMMA_SPLIT_S ? (int)(t->kernel - KM_MLA_KERNEL_WGMMA_SPLIT_S) + KM_MLA_WG_SPLIT_S : KM_MLA_WG_DEFAULT),
                                "%s: wgmma variant %d", t->what, cfg.wgmma);
@@ -265,6 +277,12 @@ int main(void) {
   const tcase cases[] = {
       {"16 heads, contexts 1/65/300", 16, B, 64, 3, c3, 0, 0, 0},
       {"16 heads, split into one-tile chunks", 16, B, 64, 3, c3, 1, 0, 0},
+      {"16 heads, split 2 (3 chunks: merged in the kernel)", 16, B, 64, 3, c3, 2, 0, 0},
+      {"16 heads, split 2, the combine pass", 16, B, 64, 3, c3, 2, 0, 0, KM_MLA_KERNEL_AUTO, 1},
+      {"16 heads, one long (4 chunks: merged), many short", 16, B, 64, 8, c_long, 12, 0, 0},
+      {"fp8 16 heads, split 2 (merged)", 16, E4, 64, 3, c3, 2, 0, 0},
+      {"128 heads, mma.sync, split 3 (4 chunks: merged)", 128, B, 64, 2, c700, 3, 0, 0, KM_MLA_KERNEL_MMA},
+      {"32 heads, one long (4 chunks: merged), many short", 32, B, 64, 8, c_long, 12, 0, 0},
       {"16 heads, one long, many short", 16, B, 64, 8, c_long, 0, 0, 0},
       {"16 heads, b1 x 3000, one-tile chunks (four combine groups)", 16, B, 64, 1, c_long, 1, 0, 0},
       {"16 heads, b1 x 3000, 5-tile chunks (two combine groups)", 16, B, 64, 1, c_long, 5, 0, 0},
