@@ -127,7 +127,6 @@ __device__ __forceinline__ float exact_s2(const char *row) {
 struct __align__(16) Shared {
   uint32_t xchg[kWarps][16 * XPITCH];  // per warp: row r's word from lane c to lane p at r * XPITCH + 4 p + c
                                        // (first: its rows are read as 16-byte vectors)
-  uint32_t out[kWarps][16 * CODE_BYTES / 4];  // per warp: its tile's 768 code bytes as they lie in global memory
   CodeTables code;
 };
 
@@ -260,37 +259,21 @@ __global__ void __launch_bounds__(kThreads, CTAS)
       if constexpr (V) res[rh] = __fadd_rn(__fadd_rn(r4[0], r4[1]), __fadd_rn(r4[2], r4[3]));
     }
     __syncwarp();
-    // ---- lane c assembles bytes [12c, 12c + 12) of rows g and g + 8: groups 2c and 2c + 1, each lane's 12 bits
-    // of them at 12 x (its c) in the group's 48 bits. A whole tile's 16 rows are 768 contiguous bytes: staged in
-    // the warp's `out` (conflict-free: word 12 r + 3 c + i puts the 32 lanes in 32 banks) and written as 48
-    // 16-byte stores, whole 32-byte sectors (the three 4-byte stores per lane they replace touched every sector
-    // three times: L2 throughput ran at 1.3x DRAM's, 86% at K d128). The partial last tile stores row by row.
+    // ---- lane c writes bytes [12c, 12c + 12) of rows g and g + 8: groups 2c and 2c + 1, each lane's 12 bits
+    // of them at 12 x (its c) in the group's 48 bits
     const size_t row0 = 16 * t;
-    const bool whole = row0 + 16 <= rows;
-    uint32_t *ow = sh.out[warp];
 #pragma unroll
     for (int rh = 0; rh < 2; ++rh) {
       const int r = g + 8 * rh;
       const uint4 q = *reinterpret_cast<const uint4 *>(xw + r * XPITCH + 4 * c);
       uint32_t w0, w1, w2;
       km_tq3_mma_assemble(q.x, q.y, q.z, q.w, &w0, &w1, &w2);
-      if (whole) {
-        ow[r * (CODE_BYTES / 4) + 3 * c] = w0;
-        ow[r * (CODE_BYTES / 4) + 3 * c + 1] = w1;
-        ow[r * (CODE_BYTES / 4) + 3 * c + 2] = w2;
-      } else if (row0 + r < rows) {
+      if (row0 + r < rows) {
         uint32_t *o = reinterpret_cast<uint32_t *>(codes + (row0 + r) * CODE_BYTES + 12 * c);
         __stcs(o, w0);
         __stcs(o + 1, w1);
         __stcs(o + 2, w2);
       }
-    }
-    if (whole) {
-      __syncwarp();
-      const uint4 *src4 = reinterpret_cast<const uint4 *>(ow);
-      uint4 *dst4 = reinterpret_cast<uint4 *>(codes + row0 * CODE_BYTES);  // 768 t bytes in: 16-byte aligned
-      __stcs(dst4 + lane, src4[lane]);
-      if (lane < 16) __stcs(dst4 + 32 + lane, src4[32 + lane]);
     }
     // ---- side data: lane r < 16 writes row r's
     float r2 = 0.f;
@@ -303,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, CTAS)
       const float a0 = __shfl_sync(kFull, res[0], 4 * (rr & 7)), a1 = __shfl_sync(kFull, res[1], 4 * (rr & 7));
       r2 = rr < 8 ? a0 : a1;
     }
-    __syncwarp();  // the exchange and staged words are read before the next tile writes them
+    __syncwarp();  // the exchange words are read before the next tile writes them
     if (lane < 16 && row0 + lane < rows) {
       const uint16_t norm_h = __half_as_ushort(__float2half_rn(norm));
       if constexpr (V) {
