@@ -65,7 +65,7 @@ typedef struct km_quant_plan {
   int u3_quantize[3], u3_dequantize[3];
   int tq3_quantize[2][3], tq3_dequantize[2][3]; /* [is_v][head_dim] */
   int tq3_rows_quantize[4][2][3];               /* [variant - KM_TQ3_ROWS64][is_v][head_dim] */
-  int tq3_mma_quantize[2][2];                   /* [variant - KM_TQ3_MMA][is_v], head_dim 128 */
+  int tq3_mma_quantize[2];                      /* [is_v], head_dim 128 */
 } km_quant_plan;
 
 /* The TurboQuant quantize kernels (same codes and side data, bit for bit; reports/quant-notes.md has
@@ -86,9 +86,6 @@ typedef struct km_quant_plan {
  *                     diagonal of X X^T (mma too). Not bit for bit: tensor-core sums round differently from
  *                     the reference's tree, so a code may be the adjacent one where the exact rotated value
  *                     sits at a boundary, and a norm one fp16 unit off (km_tq3_variant_bitwise is 0).
- *   KM_TQ3_MMA16      v7 (head_dim 128): v6's kernel at 16 warps per SM instead of 12 (4 blocks, registers capped
- *                     at 128, no spill; each warp's ring two tiles deep instead of three, so that four blocks'
- *                     shared memory fits); the same arithmetic, so the same codes and norms as v6.
  * KM_TQ3_BEST is the one km_quant_tq3_quantize runs: the fastest measured for the head_dim and K or V
  * (km_tq3_resolve: v2, except K at 64 (v5) and K at 128 (v6)). */
 typedef enum km_tq3_variant {
@@ -99,13 +96,12 @@ typedef enum km_tq3_variant {
   KM_TQ3_ROWS_FOLD,
   KM_TQ3_ROWS_LEAN,
   KM_TQ3_MMA,
-  KM_TQ3_MMA16,
   KM_TQ3_VARIANT_COUNT
 } km_tq3_variant;
 
 /* 1 when the variant's codes and norms equal the CPU reference's bit for bit (V residual norm within one fp16
- * unit); 0 for KM_TQ3_MMA and KM_TQ3_MMA16, checked by the boundary rule above instead. */
-static inline int km_tq3_variant_bitwise(km_tq3_variant v) { return v != KM_TQ3_MMA && v != KM_TQ3_MMA16; }
+ * unit); 0 for KM_TQ3_MMA, checked by the boundary rule above instead. */
+static inline int km_tq3_variant_bitwise(km_tq3_variant v) { return v != KM_TQ3_MMA; }
 
 /* The kernel a variant runs for the head_dim and K (is_v 0) or V: KM_TQ3_BEST is the fastest measured (H200):
  * K d64 v5 (192.0 / 194.2 us against v2's 199.8 / 200.7, revisions db2a279 and 9621248); K d128 v6 (185.5 us,

@@ -301,52 +301,37 @@ __global__ void __launch_bounds__(kThreads, CTAS)
   cp_wait<0>();
 }
 
-// v6: rings three tiles deep, registers for 3 blocks (12 warps) per SM (K 144, V 168); v7 (wide): two tiles deep,
-// 4 blocks (16 warps) at 128 registers (no spill, sm_90), whose shared memory fits 4 x (2 x 17 KiB + 7.5 KiB).
-template <bool W>
-struct Geometry {
-  static constexpr int stages = W ? 2 : 3, ctas = W ? 4 : 3;
-};
+constexpr int kStages = 3, kCtas = 3;
 
-template <bool V, bool W>
+template <bool V>
 cudaError_t plan_one(int *per_sm) {
-  constexpr int NS = Geometry<W>::stages;
-  const auto k = tq3_mma_quantize_kernel<V, NS, Geometry<W>::ctas>;
-  cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes<NS>());
-  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, k, kThreads, smem_bytes<NS>());
+  const auto k = tq3_mma_quantize_kernel<V, kStages, kCtas>;
+  cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes<kStages>());
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, k, kThreads, smem_bytes<kStages>());
   if (e == cudaSuccess && *per_sm < 1) *per_sm = 1;
   return e;
 }
 
-template <bool V, bool W>
+template <bool V>
 void launch(int sms, int per_sm, const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, cudaStream_t s) {
-  constexpr int NS = Geometry<W>::stages;
   const size_t tiles = (rows + 15) / 16, warps = (size_t)sms * (size_t)(per_sm > 0 ? per_sm : 1) * kWarps;
   const size_t need = tiles < warps ? tiles : warps, blocks = (need + kWarps - 1) / kWarps;
-  tq3_mma_quantize_kernel<V, NS, Geometry<W>::ctas>
-      <<<(unsigned)(blocks > 0 ? blocks : 1), kThreads, smem_bytes<NS>(), s>>>(src, codes, side, rows);
+  tq3_mma_quantize_kernel<V, kStages, kCtas><<<(unsigned)(blocks > 0 ? blocks : 1), kThreads, smem_bytes<kStages>(), s>>>(
+      src, codes, side, rows);
 }
 
 }  // namespace
 
 extern "C" cudaError_t km_tq3_mma_plan(km_quant_plan *plan) {
-  cudaError_t e = plan_one<false, false>(&plan->tq3_mma_quantize[0][0]);
-  if (e == cudaSuccess) e = plan_one<true, false>(&plan->tq3_mma_quantize[0][1]);
-  if (e == cudaSuccess) e = plan_one<false, true>(&plan->tq3_mma_quantize[1][0]);
-  return e == cudaSuccess ? plan_one<true, true>(&plan->tq3_mma_quantize[1][1]) : e;
+  cudaError_t e = plan_one<false>(&plan->tq3_mma_quantize[0]);
+  return e == cudaSuccess ? plan_one<true>(&plan->tq3_mma_quantize[1]) : e;
 }
 
-extern "C" cudaError_t km_tq3_mma_quantize(const km_quant_plan *plan, int wide, const uint16_t *src, uint8_t *codes,
+extern "C" cudaError_t km_tq3_mma_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes,
                                            uint16_t *side, size_t rows, int head_dim, int is_v, cudaStream_t stream) {
   if (!plan || head_dim != D) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
-  const int *per_sm = plan->tq3_mma_quantize[wide ? 1 : 0];
-  if (wide) {
-    if (is_v) launch<true, true>(plan->sms, per_sm[1], src, codes, side, rows, stream);
-    else launch<false, true>(plan->sms, per_sm[0], src, codes, side, rows, stream);
-  } else {
-    if (is_v) launch<true, false>(plan->sms, per_sm[1], src, codes, side, rows, stream);
-    else launch<false, false>(plan->sms, per_sm[0], src, codes, side, rows, stream);
-  }
+  if (is_v) launch<true>(plan->sms, plan->tq3_mma_quantize[1], src, codes, side, rows, stream);
+  else launch<false>(plan->sms, plan->tq3_mma_quantize[0], src, codes, side, rows, stream);
   return cudaGetLastError();
 }

@@ -1,5 +1,5 @@
 /* TurboQuant 3-bit quantize on tensor cores (kernels/quant_tq3_mma.cu): the launcher kernels/quant_3bit.cu
- * dispatches to for the variants KM_TQ3_MMA and KM_TQ3_MMA16, and what it puts in a km_quant_plan. Internal to kernels/. */
+ * dispatches to for the variant KM_TQ3_MMA, and what it puts in a km_quant_plan. Internal to kernels/. */
 #ifndef KM_KERNELS_QUANT_TQ3_MMA_H
 #define KM_KERNELS_QUANT_TQ3_MMA_H
 
@@ -18,8 +18,8 @@ extern "C" {
 cudaError_t km_tq3_mma_plan(km_quant_plan *plan);
 
 /* rows of bf16 [rows, head_dim]; head_dim 128 only (anything else, or no plan, is cudaErrorInvalidValue);
- * wide 0: v6 (12 warps per SM, rings three tiles deep), 1: v7 (16 warps, two tiles deep); the launch's error. */
-cudaError_t km_tq3_mma_quantize(const km_quant_plan *plan, int wide, const uint16_t *src, uint8_t *codes, uint16_t *side,
+ * the launch's error. */
+cudaError_t km_tq3_mma_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes, uint16_t *side,
                                 size_t rows, int head_dim, int is_v, cudaStream_t stream);
 
 #ifdef __cplusplus
