@@ -103,38 +103,59 @@ __device__ __forceinline__ void load_q_fragments(uint32_t (&qf)[QREG ? D / 16 : 
 
 // The last CTA of a split sequence's head group merges its chunks' partials into the output (MERGE): rows x 128
 // float4 of output per CTA, each thread ROWS / 2 of them, the chunks' partials (written by this step, so read
-// through L2) in chunk order with the combine pass's arithmetic (its G = 1 sums: the same values).
+// through L2) in chunk order with the combine pass's arithmetic (its G = 1 sums: the same values). The loads of U
+// outputs' partials go out at once (U x chunks x 5 registers; the main loop's are free by now): one L2 round per U.
 template <int ROWS>
 __device__ __forceinline__ void merge_chunks(const Params &p, int seq, int head0, int tid) {
+  // U: the most that leaves each kernel unspilled (ptxas, nvcc 13.0): at 16 rows 8 on sm_90 (one round), 4 on sm_80
+  // (8 spilled 32 bytes); 4 at 32 rows; 2 at 64 rows (sm_90 takes 4 too; sm_80's 64-row bf16 merge kernel spills
+  // ~136 bytes with 2 or 4, its kernel without the merge 16)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int U16 = 8;
+#else
+  constexpr int U16 = 4;
+#endif
+  constexpr int ITEMS = ROWS * (DV / 4) / THREADS, U = ROWS == 16 ? U16 : ROWS == 32 ? 4 : 2;
+  static_assert(ITEMS % U == 0 && ROWS * (DV / 4) % THREADS == 0, "whole rounds of outputs per thread");
+  constexpr int NC = KM_MLA_MERGE_CHUNKS;
   const int n = __ldg(p.seq_chunks + seq), c0 = __ldg(p.seq_chunk0 + seq);
-#pragma unroll 2
-  for (int i = tid; i < ROWS * (DV / 4); i += THREADS) {
-    const int head = head0 + i / (DV / 4), d4 = i % (DV / 4);
-    const float *lse = p.part_lse + (size_t)c0 * p.heads + head;  // chunk k's at lse[k * heads]
-    float m = -INFINITY, l[KM_MLA_MERGE_CHUNKS];
+#pragma unroll 1
+  for (int i0 = 0; i0 < ITEMS; i0 += U) {
+    float l[U][NC];
+    float4 po[U][NC];
 #pragma unroll
-    for (int k = 0; k < KM_MLA_MERGE_CHUNKS; ++k) {
-      l[k] = k < n ? __ldcg(lse + (size_t)k * p.heads) : -INFINITY;
-      m = fmaxf(m, l[k]);
+    for (int u = 0; u < U; ++u) {
+      const int i = tid + (i0 + u) * THREADS, head = head0 + i / (DV / 4), d4 = i % (DV / 4);
+#pragma unroll
+      for (int k = 0; k < NC; ++k)
+        if (k < n) {
+          const size_t slot = (size_t)(c0 + k) * p.heads + head;
+          l[u][k] = __ldcg(p.part_lse + slot);
+          po[u][k] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * DV) + d4);
+        }
     }
-    float4 po[KM_MLA_MERGE_CHUNKS];
 #pragma unroll
-    for (int k = 0; k < KM_MLA_MERGE_CHUNKS; ++k)
-      if (k < n) po[k] = __ldcg(reinterpret_cast<const float4 *>(p.part_o + ((size_t)(c0 + k) * p.heads + head) * DV) + d4);
-    float w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int u = 0; u < U; ++u) {
+      const int i = tid + (i0 + u) * THREADS, head = head0 + i / (DV / 4), d4 = i % (DV / 4);
+      float m = -INFINITY;
 #pragma unroll
-    for (int k = 0; k < KM_MLA_MERGE_CHUNKS; ++k)
-      if (k < n) {
-        const float b = exp2f(l[k] - m);  // <= 1; 1 for the largest
-        w += b;
-        acc[0] += b * po[k].x;
-        acc[1] += b * po[k].y;
-        acc[2] += b * po[k].z;
-        acc[3] += b * po[k].w;
-      }
-    const float inv = 1.f / w;
-    const uint2 v = make_uint2(pack_bf16(acc[0] * inv, acc[1] * inv), pack_bf16(acc[2] * inv, acc[3] * inv));
-    *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * d4) = v;
+      for (int k = 0; k < NC; ++k)
+        if (k < n) m = fmaxf(m, l[u][k]);
+      float w = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int k = 0; k < NC; ++k)
+        if (k < n) {
+          const float b = exp2f(l[u][k] - m);  // <= 1; 1 for the largest
+          w += b;
+          acc[0] += b * po[u][k].x;
+          acc[1] += b * po[u][k].y;
+          acc[2] += b * po[u][k].z;
+          acc[3] += b * po[u][k].w;
+        }
+      const float inv = 1.f / w;
+      const uint2 v = make_uint2(pack_bf16(acc[0] * inv, acc[1] * inv), pack_bf16(acc[2] * inv, acc[3] * inv));
+      *reinterpret_cast<uint2 *>(p.out + ((size_t)seq * p.heads + head) * DV + 4 * d4) = v;
+    }
   }
 }
 
@@ -735,11 +756,13 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
   p->combine_groups = combine_groups_for(p);
   int most = 1;
   for (int b = 0; b < batch; ++b) most = p->ch.seq_chunks[b] > most ? p->ch.seq_chunks[b] : most;
-  p->merge = p->split && !cfg->wgmma && most <= KM_MLA_MERGE_CHUNKS;
+  p->can_merge = p->split && !cfg->wgmma && most <= KM_MLA_MERGE_CHUNKS;
+  p->merge = 0;
   return 0;
 }
 
 extern "C" cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream) {
+  if (p->merge && !p->can_merge) return cudaErrorInvalidValue;
   cudaError_t e = km_split_chunks_upload(&p->ch, stream);
   if (e != cudaSuccess || !p->merge || p->d_merge_count) return e;
   const size_t bytes = (size_t)p->batch * (p->shape.num_heads / p->cfg.rows) * sizeof(unsigned);

@@ -35,7 +35,7 @@ typedef struct mla_params {
   int batch, ctx;
   km_mla_kernel kernel; /* AUTO: wgmma where the device and build allow it */
   int stages;           /* 0: the planner's latent stages; else fewer (a comparison row) */
-  int pass;             /* 1: the combine pass where the plan would merge the partials inside the kernel */
+  int merge;            /* 1: the split sequences' partials merged inside the kernel instead of by the combine pass */
 } mla_params;
 
 enum {
@@ -184,13 +184,13 @@ static void setup(km_bench *b, const mla_params *p, mla_run *r) {
     km_bench_skip(b, "%s", err);
     return;
   }
-  if (p->pass && !r->plan.merge) {
-    km_bench_skip(b, "the plan does not merge in the kernel here (%s), so there is no pass to compare",
+  if (p->merge && !r->plan.can_merge) {
+    km_bench_skip(b, "the plan cannot merge in the kernel here (%s)",
                   r->plan.split ? "more chunks a sequence than the merge takes, or the wgmma kernel" : "no split");
     km_mla_plan_free(&r->plan);
     return;
   }
-  if (p->pass) r->plan.merge = 0;
+  r->plan.merge = p->merge;
   KM_CUDA(b, km_mla_plan_upload(&r->plan, s)); /* freed by run_mla */
   memset(&r->args, 0, sizeof r->args);
   r->args.q = r->q;
@@ -502,9 +502,10 @@ P_K(quick_qreg, KM_MLA_KERNEL_WGMMA_QREG, 128, BF, 4, 2048);
  * only its b64 x 8K row stays in the full run, which is near its time guard */
 /* the seesaw with the lean copies at the long context, where it matched the default in the call that compared them */
 P_K(wg_seesaw_lean_bf16_b64_32k, KM_MLA_KERNEL_WGMMA_SEESAW_LEAN, 128, BF, 64, 32768);
-/* 16 heads (memory-bound), the split sequences' partials merged by the combine pass instead of inside the kernel */
-static const mla_params pass_bf16_h16_b64 = {MLA_DECODE, 16, BF, 64, 8192, KM_MLA_KERNEL_AUTO, 0, 1};
-P(quick_bf16_h16_merge, MLA_DECODE, 16, BF, 32, 1024); /* 4 chunks a sequence: the in-kernel merge under --quick */
+/* 16 heads (memory-bound), the split sequences' partials merged inside the kernel instead of by the combine pass */
+static const mla_params merge_bf16_h16_b64 = {MLA_DECODE, 16, BF, 64, 8192, KM_MLA_KERNEL_AUTO, 0, 1};
+/* 4 chunks a sequence: the in-kernel merge under --quick */
+static const mla_params quick_bf16_h16_merge = {MLA_DECODE, 16, BF, 32, 1024, KM_MLA_KERNEL_AUTO, 0, 1};
 P(quick_fp8, MLA_DECODE, 128, E4, 4, 2048);
 P(naive_h128_b16_4k, MLA_NAIVE, 128, BF, 16, 4096);
 P(naive_h16_b16_4k, MLA_NAIVE, 16, BF, 16, 4096);
@@ -539,10 +540,12 @@ static const km_case attn_mla_cases[] = {
      "wgmma variant: as wg_seesaw, with the copies at fixed offsets, the block table read a pair ahead and the default's "
      "descriptors",
      run_mla, &wg_seesaw_lean_bf16_b64_32k, 0, "attn/mla/h128/bf16/b64/ctx32k"},
-    {"attn/mla/h16/bf16/b64/ctx8k/pass", T_MLA,
-     "the 16-head step with its two chunks a sequence merged by the combine pass instead of inside the kernel",
-     run_mla, &pass_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
-    {"attn/mla/h16/bf16/b32/ctx1k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16_h16_merge, KM_CASE_QUICK, NULL},
+    {"attn/mla/h16/bf16/b64/ctx8k/merge", T_MLA,
+     "the 16-head step with its two chunks a sequence merged inside the kernel by the last of them instead of by the "
+     "combine pass",
+     run_mla, &merge_bf16_h16_b64, 0, "attn/mla/h16/bf16/b64/ctx8k"},
+    {"attn/mla/h16/bf16/b32/ctx1k/merge/quick", T_MLA, "the in-kernel merge of the split sequences' partials", run_mla,
+     &quick_bf16_h16_merge, KM_CASE_QUICK, NULL},
     {"attn/mla/h128/bf16/b4/ctx2k/quick", T_MLA, SUM_BF16, run_mla, &quick_bf16, KM_CASE_QUICK, NULL},
     {"attn/mla/h128/fp8_e4m3/b4/ctx2k/quick", T_MLA, SUM_FP8, run_mla, &quick_fp8, KM_CASE_QUICK,
      "attn/mla/h128/bf16/b4/ctx2k/quick"},

@@ -33,7 +33,7 @@ typedef struct tcase {
   int rows;        /* 0: km_mla_pick_config's choice, else heads per CTA */
   int stages;      /* 0: the picked stages, else this many */
   km_mla_kernel kernel; /* AUTO, or one kernel (variant) even where the device would take another */
-  int pass;             /* 1: the combine pass where the plan would merge the partials inside the kernel */
+  int merge;            /* 1: the partials merged inside the kernel (the plan's can_merge must hold) */
 } tcase;
 
 static const float SM_SCALE = 0.0721687836f;
@@ -168,10 +168,12 @@ static void run_case(const tcase *t) {
   {
     int most = 1;
     for (int i = 0; i < t->batch; ++i) most = plan.ch.seq_chunks[i] > most ? plan.ch.seq_chunks[i] : most;
-    KM_EXPECT_MSG(plan.merge == (plan.split && !cfg.wgmma && most <= KM_MLA_MERGE_CHUNKS),
-                  "%s: merge %d with %d chunks at most a sequence", t->what, plan.merge, most);
+    KM_EXPECT_MSG(plan.can_merge == (plan.split && !cfg.wgmma && most <= KM_MLA_MERGE_CHUNKS) && plan.merge == 0,
+                  "%s: can_merge %d, merge %d with %d chunks at most a sequence", t->what, plan.can_merge, plan.merge,
+                  most);
+    KM_EXPECT_MSG(!t->merge || plan.can_merge, "%s: the case asks for the merge, the plan cannot", t->what);
   }
-  if (t->pass) plan.merge = 0;
+  plan.merge = t->merge && plan.can_merge;
   if (km_mla_plan_upload(&plan, 0) != cudaSuccess || (km_mla_workspace_bytes(&plan) &&
                                                       cudaMalloc(&ws, km_mla_workspace_bytes(&plan)) != cudaSuccess)) {
     fprintf(stderr, "FAIL %s: plan upload or workspace\n", t->what);
@@ -277,12 +279,13 @@ int main(void) {
   const tcase cases[] = {
       {"16 heads, contexts 1/65/300", 16, B, 64, 3, c3, 0, 0, 0},
       {"16 heads, split into one-tile chunks", 16, B, 64, 3, c3, 1, 0, 0},
-      {"16 heads, split 2 (3 chunks: merged in the kernel)", 16, B, 64, 3, c3, 2, 0, 0},
-      {"16 heads, split 2, the combine pass", 16, B, 64, 3, c3, 2, 0, 0, KM_MLA_KERNEL_AUTO, 1},
-      {"16 heads, one long (4 chunks: merged), many short", 16, B, 64, 8, c_long, 12, 0, 0},
-      {"fp8 16 heads, split 2 (merged)", 16, E4, 64, 3, c3, 2, 0, 0},
-      {"128 heads, mma.sync, split 3 (4 chunks: merged)", 128, B, 64, 2, c700, 3, 0, 0, KM_MLA_KERNEL_MMA},
-      {"32 heads, one long (4 chunks: merged), many short", 32, B, 64, 8, c_long, 12, 0, 0},
+      {"16 heads, split 2 (3 chunks: merged in the kernel)", 16, B, 64, 3, c3, 2, 0, 0, KM_MLA_KERNEL_AUTO, 1},
+      {"16 heads, split 2, the combine pass", 16, B, 64, 3, c3, 2, 0, 0},
+      {"16 heads, one long (4 chunks: merged), many short", 16, B, 64, 8, c_long, 12, 0, 0, KM_MLA_KERNEL_AUTO, 1},
+      {"fp8 16 heads, split 2 (merged)", 16, E4, 64, 3, c3, 2, 0, 0, KM_MLA_KERNEL_AUTO, 1},
+      {"128 heads, mma.sync, split 3 (4 chunks: merged)", 128, B, 64, 2, c700, 3, 0, 0, KM_MLA_KERNEL_MMA, 1},
+      {"32 heads, one long (4 chunks: merged), many short", 32, B, 64, 8, c_long, 12, 0, 0, KM_MLA_KERNEL_AUTO, 1},
+      {"16 heads, three stages, split 2 (merged)", 16, B, 64, 3, c3, 2, 16, 3, KM_MLA_KERNEL_AUTO, 1},
       {"16 heads, one long, many short", 16, B, 64, 8, c_long, 0, 0, 0},
       {"16 heads, b1 x 3000, one-tile chunks (four combine groups)", 16, B, 64, 1, c_long, 1, 0, 0},
       {"16 heads, b1 x 3000, 5-tile chunks (two combine groups)", 16, B, 64, 1, c_long, 5, 0, 0},
