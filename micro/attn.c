@@ -884,19 +884,14 @@ P(quick_tq3, A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0)
 /* the shared-memory ring pipeline beside the register one (same shapes, same checks) */
 #define PRING(name, kv, sc, b, ctx) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, b, ctx, 16, 1, 0, 0, 0, 0, KM_ATTN_PIPE_SMEM_RING}
-PRING(ring_bf16_b1_32k, BF, TEN, 1, 32768);
 PRING(ring_bf16_b16_32k, BF, TEN, 16, 32768);
-PRING(ring_bf16_b64_32k, BF, TEN, 64, 32768);
 PRING(ring_fp8_b16_32k, E4, TOK, 16, 32768);
 
 /* the register pipeline's prefetch depth (tiles in flight per warp) beside each format's default */
 #define PDEPTH(name, kv, sc, depth) \
   static const attn_params name = {A_DECODE, 32, 8, 128, kv, sc, 16, 32768, 16, 1, 0, 0, 0, 0, 0, depth}
 PDEPTH(pf2_bf16_b16_32k, BF, TEN, 2);
-PDEPTH(pf4_bf16_b16_32k, BF, TEN, 4);
-PDEPTH(pf4_fp8_b16_32k, E4, TOK, 4);
 PDEPTH(pf2_u3_b16_32k, KM_ATTN_U3, TEN, 2);
-PDEPTH(pf4_u3_b16_32k, KM_ATTN_U3, TEN, 4);
 /* O^T accumulators (half the P V products and accumulator registers for <= 8 rows), the register cap for 3
  * or 4 CTAs per SM and (uniform 3-bit) the window unpacking, at a given depth: what limits a quantized step's
  * tiles per second */
@@ -1206,9 +1201,7 @@ static const km_case attn_cases[] = {
 #define CTX32K_ROW(fmt, b, suffix, summary, params, tech) \
   SUFFIX_ROW("attn/decode/gqa32x8/d128/" fmt "/b" #b "/ctx32k", suffix, tech, summary, params)
 #define SUM_RING "the same step with K/V tiles through a shared-memory ring (cp.async, 2-5 tiles ahead per warp)"
-    CTX32K_ROW("bf16", 1, "ring", SUM_RING, ring_bf16_b1_32k, T_GQA),
     CTX32K_ROW("bf16", 16, "ring", SUM_RING, ring_bf16_b16_32k, T_GQA),
-    CTX32K_ROW("bf16", 64, "ring", SUM_RING, ring_bf16_b64_32k, T_GQA),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "ring", SUM_RING, ring_fp8_b16_32k, "kv_quant"),
 #define SUM_PF "the same step with another prefetch depth (tiles in flight per warp, register pipeline)"
 #define SUM_PAIR "the same step with two tiles per softmax step (one max and sum reduction per 32 tokens)"
@@ -1217,10 +1210,7 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("int3_g32", 16, "pair", SUM_PAIR, pair_u3_b16_32k, "kv_quant"),
     CTX32K_ROW("turboquant3", 16, "pair", SUM_PAIR, pair_tq3_b16_32k, "kv_quant"),
     CTX32K_ROW("bf16", 16, "pf2", SUM_PF, pf2_bf16_b16_32k, T_GQA),
-    CTX32K_ROW("bf16", 16, "pf4", SUM_PF, pf4_bf16_b16_32k, T_GQA),
-    CTX32K_ROW("fp8_e4m3_tokhead", 16, "pf4", SUM_PF, pf4_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("int3_g32", 16, "pf2", SUM_PF, pf2_u3_b16_32k, "kv_quant"),
-    CTX32K_ROW("int3_g32", 16, "pf4", SUM_PF, pf4_u3_b16_32k, "kv_quant"),
 #define SUM_VAR "the same step with a prefetch depth N (pfN; otN: with O^T = V^T P^T accumulators), the " \
                 "register cap for M CTAs per SM (cM), 3-bit codes from 16-bit windows (w) and fp8 per-token " \
                 "scales loaded once per tile (s)"
