@@ -103,23 +103,29 @@ static void test_fp8(void) {
   KM_EXPECT_NEAR(out[0], 0.25 * (1 - w1) + 0.5 * w1, 1e-6);
 }
 
-/* Planner: chunks cover each sequence's tiles once, in order, sizes within one of each other. */
+/* Planner: chunks cover each sequence's tiles once, in order, sizes within one of each other; the in-kernel merge
+ * possible exactly for split plans on the mma.sync kernel with at most KM_MLA_MERGE_CHUNKS chunks a sequence, and
+ * never chosen by the planner itself (the combine pass is the default). */
 static void check_plan(const km_mla_shape *sh, const km_mla_config *cfg, int batch, const int32_t *ctx, int chunk) {
   km_mla_plan p;
   char err[200];
   int mb = 1;
   for (int i = 0; i < batch; ++i) mb = (ctx[i] + sh->block_size - 1) / sh->block_size > mb ? (ctx[i] + sh->block_size - 1) / sh->block_size : mb;
   KM_EXPECT(km_mla_plan_make(&p, sh, cfg, batch, ctx, mb, chunk, err, sizeof err) == 0);
-  int split = 0;
+  int split = 0, most = 0;
   double tokens = 0, slots = 0;
   for (int i = 0; i < batch; ++i) {
     const int last = (ctx[i] + 63) / 64;
     const int n = check_seq_chunks(&p.ch, i, 0, last, p.chunk_tiles);
     split |= n > 1;
+    most = n > most ? n : most;
     if (n > 1) slots += n;
     tokens += ctx[i];
   }
   KM_EXPECT(p.split == split);
+  KM_EXPECT_MSG(p.can_merge == (split && !cfg->wgmma && most <= KM_MLA_MERGE_CHUNKS) && p.merge == 0,
+                "can_merge %d merge %d: split %d, wgmma %d, %d chunks at most", p.can_merge, p.merge, split, cfg->wgmma,
+                most);
   KM_EXPECT_NEAR(km_mla_cache_bytes_read(&p, ctx), tokens * 576 * (sh->kv == KM_MLA_BF16 ? 2 : 1), 0);
   KM_EXPECT_NEAR(km_mla_flops(sh, batch, ctx), 2.0 * sh->num_heads * tokens * (576 + 512), 0);
   KM_EXPECT_NEAR(km_mla_partial_bytes(&p), slots * sh->num_heads * 513 * 4, 0);
@@ -187,9 +193,20 @@ static void test_planner(void) {
     const int32_t pair[2] = {8192, 8192}; /* split 4 and 8 per sequence: one and two combine groups */
     KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s3, 2, pair, 128, 32, err, sizeof err) == 0);
     KM_EXPECT_MSG(p.split == 1 && p.combine_groups == 1, "4 chunks: %d groups", p.combine_groups);
+    KM_EXPECT(p.can_merge == 1 && p.merge == 0); /* 4 chunks a sequence: the merge may be asked for */
     km_mla_plan_free(&p);
     KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s3, 2, pair, 128, 16, err, sizeof err) == 0);
     KM_EXPECT_MSG(p.combine_groups == 2, "8 chunks: %d groups", p.combine_groups);
+    KM_EXPECT(p.can_merge == 0);
+    /* asking for the merge where the plan cannot is refused before anything is allocated (no device needed) */
+    p.merge = 1;
+    KM_EXPECT(km_mla_plan_upload(&p, 0) == cudaErrorInvalidValue && p.d_merge_count == NULL);
+    km_mla_plan_free(&p);
+    /* the wgmma kernel's plans never merge in the kernel */
+    const km_mla_shape s128 = {128, 64, KM_MLA_BF16};
+    const km_mla_config wg = {64, 2, 0, 132, KM_MLA_WG_DEFAULT};
+    KM_EXPECT(km_mla_plan_make(&p, &s128, &wg, 2, pair, 128, 32, err, sizeof err) == 0);
+    KM_EXPECT(p.split == 1 && p.can_merge == 0);
     km_mla_plan_free(&p);
   }
   check_plan(&sh, &c16s3, 1, one, 0);
