@@ -586,10 +586,16 @@ const void *combine_kernel(int groups) {
                                   : nullptr;
 }
 
-// The combine pass's chunk groups: one while every sequence has fewer than 8 chunks, 2 from 8, 4 from 16.
-int combine_groups_for(const km_mla_plan *p) {
+// The most chunks of one sequence in the plan (at least 1).
+int most_chunks(const km_mla_plan *p) {
   int most = 1;
   for (int b = 0; b < p->batch; ++b) most = p->ch.seq_chunks[b] > most ? p->ch.seq_chunks[b] : most;
+  return most;
+}
+
+// The combine pass's chunk groups: one while every sequence has fewer than 8 chunks, 2 from 8, 4 from 16.
+int combine_groups_for(const km_mla_plan *p) {
+  const int most = most_chunks(p);
   return most >= 16 ? COMBINE_GROUPS : most >= 8 ? 2 : 1;
 }
 
@@ -754,15 +760,16 @@ extern "C" int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_
   p->num_chunks = p->ch.num_chunks;
   p->split = p->ch.split;
   p->combine_groups = combine_groups_for(p);
-  int most = 1;
-  for (int b = 0; b < batch; ++b) most = p->ch.seq_chunks[b] > most ? p->ch.seq_chunks[b] : most;
-  p->can_merge = p->split && !cfg->wgmma && most <= KM_MLA_MERGE_CHUNKS;
   p->merge = 0;
   return 0;
 }
 
+extern "C" int km_mla_plan_can_merge(const km_mla_plan *p) {
+  return p->split && !p->cfg.wgmma && most_chunks(p) <= KM_MLA_MERGE_CHUNKS;
+}
+
 extern "C" cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream) {
-  if (p->merge && !p->can_merge) return cudaErrorInvalidValue;
+  if (p->merge && !km_mla_plan_can_merge(p)) return cudaErrorInvalidValue;
   cudaError_t e = km_split_chunks_upload(&p->ch, stream);
   if (e != cudaSuccess || !p->merge || p->d_merge_count) return e;
   const size_t bytes = (size_t)p->batch * (p->shape.num_heads / p->cfg.rows) * sizeof(unsigned);

@@ -176,11 +176,10 @@ typedef struct km_mla_plan {
   int num_chunks;  /* over all sequences; CTAs = num_chunks x num_heads / rows */
   int split;       /* 1 if any sequence has more than one chunk (then the combine pass runs, or the merge) */
   int combine_groups; /* the combine pass's chunk groups per CTA (1, 2 or 4, from the most chunks of a sequence) */
-  int can_merge;   /* 1 where the in-kernel merge applies: a split plan on the mma.sync kernel with at most
-                      KM_MLA_MERGE_CHUNKS chunks a sequence */
   int merge;       /* 1: the split sequences' last chunk CTAs merge the partials inside the decode kernel instead of
                       the combine pass; 0 from km_mla_plan_make (the pass: measured faster, reports/attn-notes.md),
-                      a caller may set it where can_merge between km_mla_plan_make and km_mla_plan_upload */
+                      a caller may set it where km_mla_plan_can_merge, between km_mla_plan_make and
+                      km_mla_plan_upload */
   unsigned *d_merge_count; /* merge: per (sequence, head group) arrival counts, zeroed by km_mla_plan_upload; each
                               step leaves them zero (so one plan's steps run one at a time, as they share the
                               workspace anyway) */
@@ -196,7 +195,11 @@ typedef struct km_mla_plan {
  * or -1 with a reason in err. */
 int km_mla_plan_make(km_mla_plan *p, const km_mla_shape *s, const km_mla_config *cfg, int batch,
                      const int32_t *context_lens, int max_blocks_per_seq, int chunk_tiles, char *err, size_t errlen);
-/* cudaMalloc + copy (+ the merge's zeroed counts); synchronized; cudaErrorInvalidValue for merge without can_merge */
+/* 1 where the in-kernel merge applies: a split plan on the mma.sync kernel with at most KM_MLA_MERGE_CHUNKS chunks a
+ * sequence. */
+int km_mla_plan_can_merge(const km_mla_plan *p);
+/* cudaMalloc + copy (+ the merge's zeroed counts); synchronized; cudaErrorInvalidValue for merge where the plan
+ * cannot */
 cudaError_t km_mla_plan_upload(km_mla_plan *p, cudaStream_t stream);
 void km_mla_plan_free(km_mla_plan *p);
 

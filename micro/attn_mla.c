@@ -184,7 +184,7 @@ static void setup(km_bench *b, const mla_params *p, mla_run *r) {
     km_bench_skip(b, "%s", err);
     return;
   }
-  if (p->merge && !r->plan.can_merge) {
+  if (p->merge && !km_mla_plan_can_merge(&r->plan)) {
     km_bench_skip(b, "the plan cannot merge in the kernel here (%s)",
                   r->plan.split ? "more chunks a sequence than the merge takes, or the wgmma kernel" : "no split");
     km_mla_plan_free(&r->plan);

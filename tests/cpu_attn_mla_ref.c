@@ -123,8 +123,9 @@ static void check_plan(const km_mla_shape *sh, const km_mla_config *cfg, int bat
     tokens += ctx[i];
   }
   KM_EXPECT(p.split == split);
-  KM_EXPECT_MSG(p.can_merge == (split && !cfg->wgmma && most <= KM_MLA_MERGE_CHUNKS) && p.merge == 0,
-                "can_merge %d merge %d: split %d, wgmma %d, %d chunks at most", p.can_merge, p.merge, split, cfg->wgmma,
+  const int can_merge = km_mla_plan_can_merge(&p);
+  KM_EXPECT_MSG(can_merge == (split && !cfg->wgmma && most <= KM_MLA_MERGE_CHUNKS) && p.merge == 0,
+                "can_merge %d merge %d: split %d, wgmma %d, %d chunks at most", can_merge, p.merge, split, cfg->wgmma,
                 most);
   KM_EXPECT_NEAR(km_mla_cache_bytes_read(&p, ctx), tokens * 576 * (sh->kv == KM_MLA_BF16 ? 2 : 1), 0);
   KM_EXPECT_NEAR(km_mla_flops(sh, batch, ctx), 2.0 * sh->num_heads * tokens * (576 + 512), 0);
@@ -193,11 +194,11 @@ static void test_planner(void) {
     const int32_t pair[2] = {8192, 8192}; /* split 4 and 8 per sequence: one and two combine groups */
     KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s3, 2, pair, 128, 32, err, sizeof err) == 0);
     KM_EXPECT_MSG(p.split == 1 && p.combine_groups == 1, "4 chunks: %d groups", p.combine_groups);
-    KM_EXPECT(p.can_merge == 1 && p.merge == 0); /* 4 chunks a sequence: the merge may be asked for */
+    KM_EXPECT(km_mla_plan_can_merge(&p) == 1 && p.merge == 0); /* 4 chunks a sequence: the merge may be asked for */
     km_mla_plan_free(&p);
     KM_EXPECT(km_mla_plan_make(&p, &sh, &c16s3, 2, pair, 128, 16, err, sizeof err) == 0);
     KM_EXPECT_MSG(p.combine_groups == 2, "8 chunks: %d groups", p.combine_groups);
-    KM_EXPECT(p.can_merge == 0);
+    KM_EXPECT(km_mla_plan_can_merge(&p) == 0);
     /* asking for the merge where the plan cannot is refused before anything is allocated (no device needed) */
     p.merge = 1;
     KM_EXPECT(km_mla_plan_upload(&p, 0) == cudaErrorInvalidValue && p.d_merge_count == NULL);
@@ -206,7 +207,7 @@ static void test_planner(void) {
     const km_mla_shape s128 = {128, 64, KM_MLA_BF16};
     const km_mla_config wg = {64, 2, 0, 132, KM_MLA_WG_DEFAULT};
     KM_EXPECT(km_mla_plan_make(&p, &s128, &wg, 2, pair, 128, 32, err, sizeof err) == 0);
-    KM_EXPECT(p.split == 1 && p.can_merge == 0);
+    KM_EXPECT(p.split == 1 && km_mla_plan_can_merge(&p) == 0);
     km_mla_plan_free(&p);
   }
   check_plan(&sh, &c16s3, 1, one, 0);

@@ -383,7 +383,8 @@ static void test_merge_poll_shape(void) {
   km_attn_plan_free(&p);
 }
 
-/* q_smem: 0, 1 (shared memory) or 2 (registers), at head_dim 256 with <= 8 rows, the register pipeline, bf16 or fp8 (either scale). */
+/* q_smem: 0, 1 (shared memory) or 2 (registers), at head_dim 256 with <= 8 rows, the register pipeline, bf16 or fp8
+ * (either scale). */
 static void test_q_smem_shape(void) {
   km_attn_shape sh = {16, 8, 256, 16, 1, 0, KM_ATTN_BF16, KM_ATTN_SCALE_TENSOR};
   sh.q_smem = 1;

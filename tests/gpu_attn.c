@@ -649,8 +649,8 @@ int main(void) {
       for (int n = 8; n <= 16; n += 8) run_case_with(&ws[i], 0, KM_ATTN_PIPE_REGISTERS, (variant){.steal = n});
   }
   /* head_dim 256 with <= 8 rows (O^T, bf16 tiles in halves of tokens, fp8 scales once per lane), by the default
-   * kernel (Q in shared memory for bf16, in registers for fp8) and with Q where the default has not (q_smem): contexts 1, 17 and 300 (a tile's second half past the context), the
-   * planner's split, one long and many short in chunks of 3, q_len 2 with a window (4 rows), selected pages, the
+   * kernel (Q in shared memory for bf16, in registers for fp8) and with Q where the default has not (q_smem):
+   * contexts 1, 17 and 300 (a tile's second half past the context), the planner's split, one long and many short in chunks of 3, q_len 2 with a window (4 rows), selected pages, the
    * separate combine pass, fp8 e4m3 per token-head and e5m2 per tensor, block size 32 */
   {
     static const int c_hd2[] = {700, 333, 2049};

@@ -33,7 +33,7 @@ typedef struct tcase {
   int rows;        /* 0: km_mla_pick_config's choice, else heads per CTA */
   int stages;      /* 0: the picked stages, else this many */
   km_mla_kernel kernel; /* AUTO, or one kernel (variant) even where the device would take another */
-  int merge;            /* 1: the partials merged inside the kernel (the plan's can_merge must hold) */
+  int merge;            /* 1: the partials merged inside the kernel (km_mla_plan_can_merge must hold) */
 } tcase;
 
 static const float SM_SCALE = 0.0721687836f;
@@ -165,15 +165,15 @@ static void run_case(const tcase *t) {
     km_test_failures++;
     goto done;
   }
+  const int can_merge = km_mla_plan_can_merge(&plan);
   {
     int most = 1;
     for (int i = 0; i < t->batch; ++i) most = plan.ch.seq_chunks[i] > most ? plan.ch.seq_chunks[i] : most;
-    KM_EXPECT_MSG(plan.can_merge == (plan.split && !cfg.wgmma && most <= KM_MLA_MERGE_CHUNKS) && plan.merge == 0,
-                  "%s: can_merge %d, merge %d with %d chunks at most a sequence", t->what, plan.can_merge, plan.merge,
-                  most);
-    KM_EXPECT_MSG(!t->merge || plan.can_merge, "%s: the case asks for the merge, the plan cannot", t->what);
+    KM_EXPECT_MSG(can_merge == (plan.split && !cfg.wgmma && most <= KM_MLA_MERGE_CHUNKS) && plan.merge == 0,
+                  "%s: can_merge %d, merge %d with %d chunks at most a sequence", t->what, can_merge, plan.merge, most);
+    KM_EXPECT_MSG(!t->merge || can_merge, "%s: the case asks for the merge, the plan cannot", t->what);
   }
-  plan.merge = t->merge && plan.can_merge;
+  plan.merge = t->merge && can_merge;
   if (km_mla_plan_upload(&plan, 0) != cudaSuccess || (km_mla_workspace_bytes(&plan) &&
                                                       cudaMalloc(&ws, km_mla_workspace_bytes(&plan)) != cudaSuccess)) {
     fprintf(stderr, "FAIL %s: plan upload or workspace\n", t->what);
