@@ -61,22 +61,30 @@ md="$runs/$name.md.tmp"
   echo
   echo "## Tests on the GPU machine"
   echo
-  echo '```'
-  grep -E "Test +#|tests passed|tests failed" "$logs/ctest.log" || true
-  echo '```'
+  if [ -f "$logs/ctest.log" ]; then
+    echo '```'
+    grep -E "Test +#|tests passed|tests failed" "$logs/ctest.log" || true
+    echo '```'
+  else
+    echo "Not run in this call (scripts/h200.sh ran without its tests stage)."
+  fi
   echo
   echo "## compute-sanitizer"
   echo
-  echo "Each tool's own summary lines, from its log (\`scripts/sanitize-gpu.sh\`):"
-  echo
-  echo '```'
-  for f in "$logs"/sanitize-*.txt; do
-    [ -f "$f" ] || continue
-    t=$(basename "$f" .txt)
-    lines=$(grep -E '(ERROR|RACECHECK|LEAK) SUMMARY|^smoke run:' "$f" || true)
-    echo "${lines:-no summary line: the tool did not finish (see summary above)}" | sed "s/^=* */${t#sanitize-}: /"
-  done
-  echo '```'
+  if ls "$logs"/sanitize-*.txt >/dev/null 2>&1; then
+    echo "Each tool's own summary lines, from its log (\`scripts/sanitize-gpu.sh\`):"
+    echo
+    echo '```'
+    for f in "$logs"/sanitize-*.txt; do
+      [ -f "$f" ] || continue
+      t=$(basename "$f" .txt)
+      lines=$(grep -E '(ERROR|RACECHECK|LEAK) SUMMARY|^smoke run:' "$f" || true)
+      echo "${lines:-no summary line: the tool did not finish (see summary above)}" | sed "s/^=* */${t#sanitize-}: /"
+    done
+    echo '```'
+  else
+    echo "Not run in this call (scripts/h200.sh ran without its sanitize stage)."
+  fi
   echo
   echo "## Latency table (representative rows)"
   echo
