@@ -24,6 +24,7 @@ enum { KM_MISMATCHES_SHOWN = 10 };
 typedef struct km_deferred {
   void (*fn)(void *);
   void *arg;
+  size_t bytes; /* a device block's size (0 for everything else) */
 } km_deferred;
 
 struct km_bench {
@@ -156,13 +157,21 @@ void km_bench_defer(km_bench *b, void (*fn)(void *), void *arg) {
     b->deferred = d;
     b->cap_deferred = cap;
   }
-  b->deferred[b->ndeferred++] = (km_deferred){fn, arg};
+  b->deferred[b->ndeferred++] = (km_deferred){fn, arg, 0};
 }
 
 static void free_device(void *p) { cudaFree(p); }
 static void free_pinned(void *p) { cudaFreeHost(p); }
 
 static void freed_already(void *p) { (void)p; }
+
+/* The device bytes the case holds now (its blocks not yet freed). */
+static size_t device_bytes_held(const km_bench *b) {
+  size_t held = 0;
+  for (size_t i = 0; i < b->ndeferred; i++)
+    if (b->deferred[i].fn == free_device) held += b->deferred[i].bytes;
+  return held;
+}
 
 enum { KM_DEVICE_MARGIN_MIB = 256 }; /* left for the runtime, CUB temp storage and the ceiling buffers */
 
@@ -195,7 +204,13 @@ void *km_bench_device_alloc(km_bench *b, size_t bytes) {
   if (!km_bench_ok(b)) return NULL;
   size_t free_b;
   if (device_room(bytes, &free_b) == 0) {
-    km_bench_skip(b, "needs %.2f GiB of device memory, %.2f GiB free", bytes / 1073741824.0, free_b / 1073741824.0);
+    /* the failed block and, where the case holds others, what it needs in all */
+    const size_t held = device_bytes_held(b);
+    if (held)
+      km_bench_skip(b, "needs %.2f GiB of device memory (%.2f GiB more beside the %.2f GiB it holds), %.2f GiB free",
+                    (held + bytes) / 1073741824.0, bytes / 1073741824.0, held / 1073741824.0, free_b / 1073741824.0);
+    else
+      km_bench_skip(b, "needs %.2f GiB of device memory, %.2f GiB free", bytes / 1073741824.0, free_b / 1073741824.0);
     return NULL;
   }
   void *p = NULL;
@@ -210,6 +225,7 @@ void *km_bench_device_alloc(km_bench *b, size_t bytes) {
     return NULL;
   }
   km_bench_defer(b, free_device, p);
+  if (b->ndeferred && b->deferred[b->ndeferred - 1].arg == p) b->deferred[b->ndeferred - 1].bytes = bytes;
   return p;
 }
 
