@@ -1079,11 +1079,14 @@ __device__ __forceinline__ void merge_flagged(const Params &p, km_attn_merge &mg
       asm volatile("fence.acq_rel.gpu;" ::: "memory");  // the flags read above acquire their CTAs' partials
       while (ready) {
         float lse[U], o[U][4];
+        int k0 = 0;  // u = 0 always takes a flagged partial: the padding reads it again (its weight is 0), never an
+                     // unflagged slot, which may be unwritten or being written
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const int k = ready ? __ffs(ready) - 1 : -1;
           ready &= ready - 1u;
-          const size_t slot = ((size_t)(first + g0 + (k < 0 ? 0 : k)) * p.kv_heads + kvh) * rows + r;
+          if (u == 0) k0 = k;
+          const size_t slot = ((size_t)(first + g0 + (k < 0 ? k0 : k)) * p.kv_heads + kvh) * rows + r;
           lse[u] = k >= 0 ? __ldcg(p.part_lse + slot) : -INFINITY;
           const float4 x = __ldcg(reinterpret_cast<const float4 *>(p.part_o + slot * D + e));
           o[u][0] = x.x, o[u][1] = x.y, o[u][2] = x.z, o[u][3] = x.w;
