@@ -19,16 +19,16 @@ set linetype cycle 12
 
 # ---- gather_block_size
 reset
-set title "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Paged gather: GB/s vs block size (d128, 8 KV heads, bf16, random table)" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "block size (tokens)"
 set ylabel "GB/s (read + written)"
 set grid
 set key below
 set logscale x 2
-set yrange [0:4949.98]
+set yrange [0:4956.38]
 set terminal svg size 960,600 dynamic noenhanced
 set output 'gather_block_size.svg'.out_suffix
-plot 'gather_block_size.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 title "NHD layout", 'gather_block_size.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "HND layout", 4304.33 with lines dashtype 2 linewidth 1.5 title "copy ceiling 4304 GB/s"
+plot 'gather_block_size.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 title "NHD layout", 'gather_block_size.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "HND layout", 4309.9 with lines dashtype 2 linewidth 1.5 title "copy ceiling 4310 GB/s"
 eval png_terminal(960, 600)
 set output 'gather_block_size.png'.out_suffix
 replot
@@ -36,13 +36,13 @@ unset output
 
 # ---- offload_size
 reset
-set title "Host <-> device copies: GB/s vs transfer size (pinned host memory)" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Host <-> device copies: GB/s vs transfer size (pinned host memory)" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "transfer size"
 set ylabel "GB/s"
 set grid
 set key below
 set logscale x 2
-set yrange [0:114.809]
+set yrange [0:116.492]
 set format x "%.0b %BB"
 set terminal svg size 960,600 dynamic noenhanced
 set output 'offload_size.svg'.out_suffix
@@ -54,7 +54,7 @@ unset output
 
 # ---- offload_scatter_h2d
 reset
-set title "Scattered KV blocks to the GPU (H2D, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Scattered KV blocks to the GPU (H2D, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "block size"
 set ylabel "GB/s"
 set grid
@@ -64,7 +64,7 @@ set yrange [0:72.4677]
 set format x "%.0b %BB"
 set terminal svg size 960,600 dynamic noenhanced
 set output 'offload_scatter_h2d.svg'.out_suffix
-plot 'offload_scatter_h2d.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_h2d.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_h2d.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_h2d.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 55.1744 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 55.2 GB/s"
+plot 'offload_scatter_h2d.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_h2d.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_h2d.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_h2d.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 55.4135 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 55.4 GB/s"
 eval png_terminal(960, 600)
 set output 'offload_scatter_h2d.png'.out_suffix
 replot
@@ -72,7 +72,7 @@ unset output
 
 # ---- offload_scatter_d2h
 reset
-set title "Scattered KV blocks to the host (D2H, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Scattered KV blocks to the host (D2H, 64 MiB in all): GB/s vs block size" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "block size"
 set ylabel "GB/s"
 set grid
@@ -82,7 +82,7 @@ set yrange [0:72.4677]
 set format x "%.0b %BB"
 set terminal svg size 960,600 dynamic noenhanced
 set output 'offload_scatter_d2h.svg'.out_suffix
-plot 'offload_scatter_d2h.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_d2h.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_d2h.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_d2h.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 54.9367 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 54.9 GB/s"
+plot 'offload_scatter_d2h.dat' index 0 using 1:2 with linespoints pointtype 7 linecolor 1 dashtype 4 title "memcpy_per_block (baseline)", 'offload_scatter_d2h.dat' index 1 using 1:2 with linespoints pointtype 7 linecolor 2 title "batch_async", 'offload_scatter_d2h.dat' index 2 using 1:2 with linespoints pointtype 7 linecolor 3 title "staging", 'offload_scatter_d2h.dat' index 3 using 1:2 with linespoints pointtype 7 linecolor 4 title "sm_mapped", 63.0154 with lines dashtype 2 linewidth 1.5 title "PCIe link, each direction 63.0 GB/s", 55.3806 with lines dashtype 3 linewidth 1.5 title "contiguous copy of 64 MiB: 55.4 GB/s"
 eval png_terminal(960, 600)
 set output 'offload_scatter_d2h.png'.out_suffix
 replot
@@ -90,7 +90,7 @@ unset output
 
 # ---- topk_pages
 reset
-set title "Top-k page selection: time vs pages, against the baselines (dashed, same colour: same rows and k)" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Top-k page selection: time vs pages, against the baselines (dashed, same colour: same rows and k)" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "pages per row"
 set ylabel "median time (us)"
 set grid
@@ -108,27 +108,27 @@ unset output
 
 # ---- quant_formats
 reset
-set title "KV quantization: GB/s per format (head_dim 128 where present)" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "KV quantization: GB/s per format (head_dim 128 where present)" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "GB/s (read + written)"
 set ylabel ""
 set grid xtics
 set key below
 set style fill solid 0.6 border
 set ytics scale 0
-set yrange [30.6:-0.6]
-set xrange [0:4519.55]
-set arrow from 4304.33, graph 0 to 4304.33, graph 1 nohead dashtype 2 linewidth 1.5
-set terminal svg size 960,1006 dynamic noenhanced
+set yrange [28.6:-0.6]
+set xrange [0:4525.39]
+set arrow from 4309.9, graph 0 to 4309.9, graph 1 nohead dashtype 2 linewidth 1.5
+set terminal svg size 960,954 dynamic noenhanced
 set output 'quant_formats.svg'.out_suffix
-plot 'quant_formats.dat' index 0 using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title "GB/s", NaN with lines dashtype 2 linewidth 1.5 linecolor rgb 'black' title "copy ceiling 4304 GB/s"
-eval png_terminal(960, 1006)
+plot 'quant_formats.dat' index 0 using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title "GB/s", NaN with lines dashtype 2 linewidth 1.5 linecolor rgb 'black' title "copy ceiling 4310 GB/s"
+eval png_terminal(960, 954)
 set output 'quant_formats.png'.out_suffix
 replot
 unset output
 
 # ---- decode_context
 reset
-set title "Decode attention step vs context per KV format and head layout (batch 16, head_dim 128)" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Decode attention step vs context per KV format and head layout (batch 16, head_dim 128)" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "context (tokens per sequence)"
 set ylabel "median time per step (us)"
 set grid
@@ -146,7 +146,7 @@ unset output
 
 # ---- techniques_capacity
 reset
-set title "Technique table: capacity (computed, vLLM's rules)" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Technique table: capacity (computed, vLLM's rules)" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "max concurrency / the model as configured's (x)"
 set ylabel ""
 set grid xtics
@@ -166,7 +166,7 @@ unset output
 
 # ---- techniques_step
 reset
-set title "Technique table: decode attention step (measured)" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2"
+set title "Technique table: decode attention step (measured)" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855"
 set xlabel "median time per step (us)"
 set ylabel ""
 set grid xtics
@@ -174,7 +174,7 @@ set key below
 set style fill solid 0.6 border
 set ytics scale 0
 set yrange [6.6:-0.6]
-set xrange [0:531.821]
+set xrange [0:534.895]
 set terminal svg size 1266,600 dynamic noenhanced
 set output 'techniques_step.svg'.out_suffix
 plot 'techniques_step.dat' index 0 using ($2/2):1:($2/2):(0.35):yticlabels(3) with boxxyerror title "time per step (measured)"
@@ -185,7 +185,7 @@ unset output
 
 # ---- prefix_cliff
 reset
-set title "Prefix-cache cliff (qwen3-8b, 400032-token cache): hit rate of the repeat pass vs working set" . "\n" . "NVIDIA H200, kvmicro revision 9a4a5c5a7dc2; simulated on the host (KV budget 58987118592 B, simulator revision 9a4a5c5a7dc2)"
+set title "Prefix-cache cliff (qwen3-8b, 400032-token cache): hit rate of the repeat pass vs working set" . "\n" . "NVIDIA H200, kvmicro revision 21c91ac34855; simulated on the host (KV budget 58987118592 B, simulator revision 21c91ac34855)"
 set xlabel "working set / cache capacity (x)"
 set ylabel "hit rate, last pass (%)"
 set grid
