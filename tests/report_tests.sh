@@ -371,5 +371,21 @@ if command -v python3 >/dev/null; then
   [ $? -eq 2 ] || bad "decode-formats on a missing file: want exit 2"
 fi
 
+# ---- scripts/ncu-opcodes.py (per-opcode summary of an Nsight Compute source page) on a four-instruction sample:
+# opcodes merged across modifiers and predicates, most executed first, per-N counts; a missing or foreign file is exit 2
+if command -v python3 >/dev/null; then
+  nop="$(dirname "$0")/../scripts/ncu-opcodes.py"
+  python3 "$nop" "$fx/ncu-source-sample.csv" --per 100 >"$tmp/ops.md" || bad "ncu-opcodes failed"
+  grep -q '^| FFMA | 2,000 | 20.0 | 76.9% | 50.0% | 0 | selected 25, short_sb 10, wait 5 |$' "$tmp/ops.md" ||
+    bad "ncu-opcodes: want FFMA first with 2,000 executed: $(cat "$tmp/ops.md")"
+  grep -q '^| LDS | 500 | 5.0 | 19.2% | 50.0% | 250 | short_sb 35, selected 5 |$' "$tmp/ops.md" ||
+    bad "ncu-opcodes: want the predicated LDS with its excess wavefronts: $(cat "$tmp/ops.md")"
+  grep -q 'warp-level instructions executed: 2,600; PC samples: 80' "$tmp/ops.md" || bad "ncu-opcodes: no totals line"
+  python3 "$nop" "$tmp/none.csv" 2>/dev/null
+  [ $? -eq 2 ] || bad "ncu-opcodes on a missing file: want exit 2"
+  python3 "$nop" "$fx/h200-sample.json" 2>/dev/null
+  [ $? -eq 2 ] || bad "ncu-opcodes on a file that is not a source page: want exit 2"
+fi
+
 [ "$fail" -eq 0 ] && echo "report_tests: all passed"
 exit "$fail"
