@@ -466,7 +466,8 @@ extern "C" cudaError_t km_quant_tq3_quantize_variant(const km_quant_plan *plan, 
     size_t rows = 0;
     const cudaError_t e = kmq::rows_of(tokens, heads, head_dim, &rows);
     if (e != cudaSuccess) return e;
-    if (variant == KM_TQ3_MMA) return km_tq3_mma_quantize(plan, src, codes, side, rows, head_dim, is_v, stream);
+    if (km_tq3_variant_mma(variant))
+      return km_tq3_mma_quantize(plan, variant == KM_TQ3_MMA_LEAN, src, codes, side, rows, head_dim, is_v, stream);
     return km_tq3_rows_quantize(plan, variant, src, codes, side, rows, head_dim, is_v, stream);
   }
   return kmq::for_rows<4>(tokens, heads, head_dim, [&](auto tpr, size_t rows) {

@@ -65,7 +65,7 @@ typedef struct km_quant_plan {
   int u3_quantize[3], u3_dequantize[3];
   int tq3_quantize[2][3], tq3_dequantize[2][3]; /* [is_v][head_dim] */
   int tq3_rows_quantize[4][2][3];               /* [variant - KM_TQ3_ROWS64][is_v][head_dim] */
-  int tq3_mma_quantize[2];                      /* [is_v], head_dim 128 */
+  int tq3_mma_quantize[2][2];                   /* [v6 0, v8 1][is_v], head_dim 128 */
 } km_quant_plan;
 
 /* The TurboQuant quantize kernels (same codes and side data, bit for bit; reports/quant-notes.md has
@@ -86,6 +86,9 @@ typedef struct km_quant_plan {
  *                     diagonal of X X^T (mma too). Not bit for bit: tensor-core sums round differently from
  *                     the reference's tree, so a code may be the adjacent one where the exact rotated value
  *                     sits at a boundary, and a norm one fp16 unit off (km_tq3_variant_bitwise is 0).
+ *   KM_TQ3_MMA_LEAN   v8 (head_dim 128): v6 with the Gram mma's B operands loaded by a second ldmatrix instead of
+ *                     four register copies per 16 elements, and the Gram products in two chains of 4 mma instead
+ *                     of one of 8; the same rotation, the sum of squares rounded once more (boundary rule).
  * KM_TQ3_BEST is the one km_quant_tq3_quantize runs: the fastest measured for the head_dim and K or V
  * (km_tq3_resolve: v2, except K at 64 (v5) and K at 128 (v6)). */
 typedef enum km_tq3_variant {
@@ -96,12 +99,14 @@ typedef enum km_tq3_variant {
   KM_TQ3_ROWS_FOLD,
   KM_TQ3_ROWS_LEAN,
   KM_TQ3_MMA,
+  KM_TQ3_MMA_LEAN,
   KM_TQ3_VARIANT_COUNT
 } km_tq3_variant;
 
 /* 1 when the variant's codes and norms equal the CPU reference's bit for bit (V residual norm within one fp16
- * unit); 0 for KM_TQ3_MMA, checked by the boundary rule above instead. */
-static inline int km_tq3_variant_bitwise(km_tq3_variant v) { return v != KM_TQ3_MMA; }
+ * unit); 0 for the tensor-core kernels, checked by the boundary rule above instead. */
+static inline int km_tq3_variant_mma(km_tq3_variant v) { return v == KM_TQ3_MMA || v == KM_TQ3_MMA_LEAN; }
+static inline int km_tq3_variant_bitwise(km_tq3_variant v) { return !km_tq3_variant_mma(v); }
 
 /* The kernel a variant runs for the head_dim and K (is_v 0) or V: KM_TQ3_BEST is the fastest measured (H200):
  * K d64 v5 (192.0 / 194.2 us against v2's 199.8 / 200.7, revisions db2a279 and 9621248); K d128 v6 (185.5 us,

@@ -12,6 +12,10 @@
 // adjacent one where the exact rotated value sits on a boundary and a norm one fp16 unit off; rows whose Gram
 // sum is not a normal number >= 2^-90 (squares that under- or overflow) take the reference's exact tree from
 // shared memory instead. Why this layout and what it costs per element: reports/quant-notes.md.
+// LEAN (v8): the Gram mma's B operands are the A fragment's matrices in another order ((0, 2) and (1, 3)), which are
+// not adjacent registers, so v6 copies four registers per group before its two Gram mma; v8 loads them with a second
+// ldmatrix in that order instead, and accumulates the even and odd groups' Gram products in two chains of 4 mma
+// (v6: one chain of 8), summed once per tile. Same rotation and codes; the sum of squares rounds once more.
 #include "quant_tq3_mma.h"
 #include "tq3_codes.cuh"
 #include "tq3_mma_layout.h"
@@ -130,8 +134,8 @@ struct __align__(16) Shared {
   CodeTables code;
 };
 
-// V: the residual needs u = y / norm; K folds 1 / norm into the thresholds (the rows kernels' v5).
-template <bool V, int NS, int CTAS>
+// V: the residual needs u = y / norm; K folds 1 / norm into the thresholds (the rows kernels' v5). LEAN: v8 (above).
+template <bool V, int NS, int CTAS, bool LEAN>
 __global__ void __launch_bounds__(kThreads, CTAS)
     tq3_mma_quantize_kernel(const uint16_t *__restrict__ src, uint8_t *__restrict__ codes,
                             uint16_t *__restrict__ side, size_t rows) {
@@ -163,7 +167,7 @@ __global__ void __launch_bounds__(kThreads, CTAS)
     __syncwarp();
     // ---- tensor cores: the first four stages of every group, and the Gram diagonal
     float y[NG][2][4];
-    float glo[4] = {0.f, 0.f, 0.f, 0.f}, ghi[4] = {0.f, 0.f, 0.f, 0.f};
+    float glo[2][4] = {}, ghi[2][4] = {};  // [chain]: v6 uses chain 0 only, v8 the even groups' and the odd ones'
 #pragma unroll
     for (int j = 0; j < NG; ++j) {
       uint32_t a[4];
@@ -173,11 +177,24 @@ __global__ void __launch_bounds__(kThreads, CTAS)
         y[j][h][0] = y[j][h][1] = y[j][h][2] = y[j][h][3] = 0.f;
         mma(y[j][h], a, bop[j][h][0], bop[j][h][1]);
       }
-      mma(glo, a, a[0], a[2]);  // B = rows 0-7 of X, transposed
-      mma(ghi, a, a[1], a[3]);  // rows 8-15
+      if constexpr (LEAN) {
+        // the same 16 x 16 block as matrices (rows 0-7, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 0-7),
+        // (rows 8-15, k 8-15): lanes 8q .. 8q + 7 address matrix q's rows
+        uint32_t bt[4];
+        ldsm4(bt, buf + (uint32_t)(((lane & 7) + 8 * (lane >> 4)) * PITCH + 32 * j + 16 * ((lane >> 3) & 1)));
+        mma(glo[j & 1], a, bt[0], bt[1]);
+        mma(ghi[j & 1], a, bt[2], bt[3]);
+      } else {
+        mma(glo[0], a, a[0], a[2]);  // B = rows 0-7 of X, transposed
+        mma(ghi[0], a, a[1], a[3]);  // rows 8-15
+      }
     }
     // row r's sum of squares sits at lane (r & 7) * 4 + ((r & 7) >> 1): G_lo's or G_hi's diagonal
-    const float dl = (g & 1) ? glo[1] : glo[0], dh = (g & 1) ? ghi[3] : ghi[2];
+    float dl = (g & 1) ? glo[0][1] : glo[0][0], dh = (g & 1) ? ghi[0][3] : ghi[0][2];
+    if constexpr (LEAN) {
+      dl = __fadd_rn(dl, (g & 1) ? glo[1][1] : glo[1][0]);
+      dh = __fadd_rn(dh, (g & 1) ? ghi[1][3] : ghi[1][2]);
+    }
     const int from = km_tq3_mma_gram_lane(rr);
     const float vl = __shfl_sync(kFull, dl, from), vh = __shfl_sync(kFull, dh, from);
     float s2 = rr < 8 ? vl : vh;
@@ -303,35 +320,43 @@ __global__ void __launch_bounds__(kThreads, CTAS)
 
 constexpr int kStages = 3, kCtas = 3;
 
-template <bool V>
+template <bool V, bool LEAN>
 cudaError_t plan_one(int *per_sm) {
-  const auto k = tq3_mma_quantize_kernel<V, kStages, kCtas>;
+  const auto k = tq3_mma_quantize_kernel<V, kStages, kCtas, LEAN>;
   cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_bytes<kStages>());
   if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, k, kThreads, smem_bytes<kStages>());
   if (e == cudaSuccess && *per_sm < 1) *per_sm = 1;
   return e;
 }
 
-template <bool V>
+template <bool V, bool LEAN>
 void launch(int sms, int per_sm, const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows, cudaStream_t s) {
   const size_t tiles = (rows + 15) / 16, warps = (size_t)sms * (size_t)(per_sm > 0 ? per_sm : 1) * kWarps;
   const size_t need = tiles < warps ? tiles : warps, blocks = (need + kWarps - 1) / kWarps;
-  tq3_mma_quantize_kernel<V, kStages, kCtas><<<(unsigned)(blocks > 0 ? blocks : 1), kThreads, smem_bytes<kStages>(), s>>>(
+  tq3_mma_quantize_kernel<V, kStages, kCtas, LEAN><<<(unsigned)(blocks > 0 ? blocks : 1), kThreads, smem_bytes<kStages>(), s>>>(
       src, codes, side, rows);
 }
 
 }  // namespace
 
 extern "C" cudaError_t km_tq3_mma_plan(km_quant_plan *plan) {
-  cudaError_t e = plan_one<false>(&plan->tq3_mma_quantize[0]);
-  return e == cudaSuccess ? plan_one<true>(&plan->tq3_mma_quantize[1]) : e;
+  cudaError_t e = plan_one<false, false>(&plan->tq3_mma_quantize[0][0]);
+  if (e == cudaSuccess) e = plan_one<true, false>(&plan->tq3_mma_quantize[0][1]);
+  if (e == cudaSuccess) e = plan_one<false, true>(&plan->tq3_mma_quantize[1][0]);
+  return e == cudaSuccess ? plan_one<true, true>(&plan->tq3_mma_quantize[1][1]) : e;
 }
 
-extern "C" cudaError_t km_tq3_mma_quantize(const km_quant_plan *plan, const uint16_t *src, uint8_t *codes,
+extern "C" cudaError_t km_tq3_mma_quantize(const km_quant_plan *plan, int lean, const uint16_t *src, uint8_t *codes,
                                            uint16_t *side, size_t rows, int head_dim, int is_v, cudaStream_t stream) {
   if (!plan || head_dim != D) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
-  if (is_v) launch<true>(plan->sms, plan->tq3_mma_quantize[1], src, codes, side, rows, stream);
-  else launch<false>(plan->sms, plan->tq3_mma_quantize[0], src, codes, side, rows, stream);
+  const int *per_sm = plan->tq3_mma_quantize[lean ? 1 : 0];
+  if (lean) {
+    if (is_v) launch<true, true>(plan->sms, per_sm[1], src, codes, side, rows, stream);
+    else launch<false, true>(plan->sms, per_sm[0], src, codes, side, rows, stream);
+  } else {
+    if (is_v) launch<true, false>(plan->sms, per_sm[1], src, codes, side, rows, stream);
+    else launch<false, false>(plan->sms, per_sm[0], src, codes, side, rows, stream);
+  }
   return cudaGetLastError();
 }

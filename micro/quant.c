@@ -212,7 +212,8 @@ QP(tqq256, KM_Q_TQ3, KM_Q_QUANTIZE, PTH, 256, 0, 0, 0);
 QP(tqq128v, KM_Q_TQ3, KM_Q_QUANTIZE, PTH, 128, 1, 0, 0);
 /* the TurboQuant quantize kernels side by side (quant_3bit.h: v1 lanes, v2 64 per thread, v3 a thread per
  * row, v4 v3 with K's scale in the thresholds; V has no v4; v5 v3 with the lean norm and per-row steps, K's
- * scale folded; v6 (d128) a warp per 16 rows on tensor cores, not bit for bit) */
+ * scale folded; v6 (d128) a warp per 16 rows on tensor cores, not bit for bit; v8 v6 with the Gram operands by
+ * ldmatrix and two Gram chains; v7, 16 warps per SM, was measured and reverted: reports/quant-notes.md) */
 #define TQV(name, d, v, k) QP(name, KM_Q_TQ3, KM_Q_QUANTIZE, PTH, d, v, 0, 0, k)
 TQV(tqq64_1, 64, 0, KM_TQ3_LANES);
 TQV(tqq64_2, 64, 0, KM_TQ3_ROWS64);
@@ -223,6 +224,7 @@ TQV(tqq128_3, 128, 0, KM_TQ3_ROWS);
 TQV(tqq128_4, 128, 0, KM_TQ3_ROWS_FOLD);
 TQV(tqq128_5, 128, 0, KM_TQ3_ROWS_LEAN);
 TQV(tqq128_6, 128, 0, KM_TQ3_MMA);
+TQV(tqq128_8, 128, 0, KM_TQ3_MMA_LEAN);
 TQV(tqq256_1, 256, 0, KM_TQ3_LANES);
 TQV(tqq256_2, 256, 0, KM_TQ3_ROWS64);
 TQV(tqq256_3, 256, 0, KM_TQ3_ROWS);
@@ -232,6 +234,7 @@ TQV(tqq128v_2, 128, 1, KM_TQ3_ROWS64);
 TQV(tqq128v_3, 128, 1, KM_TQ3_ROWS);
 TQV(tqq128v_5, 128, 1, KM_TQ3_ROWS_LEAN);
 TQV(tqq128v_6, 128, 1, KM_TQ3_MMA);
+TQV(tqq128v_8, 128, 1, KM_TQ3_MMA_LEAN);
 TQV(tqq64v, 64, 1, KM_TQ3_BEST);
 TQV(tqq256v, 256, 1, KM_TQ3_BEST);
 QP(tqd64, KM_Q_TQ3, KM_Q_DEQUANTIZE, PTH, 64, 0, 0, 0);
@@ -297,6 +300,7 @@ static const km_case quant_cases[] = {
     ROW("quant/turboquant_3bit/quantize/k/d128/v4", "K, kernel v4: v3 with the scale folded into per-row thresholds", tqq128_4, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d128/v5", "K, kernel v5: v4 with the norm tree's first level as FFMA and branch-free per-row steps", tqq128_5, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d128/v6", "K, kernel v6: tensor-core rotation (H16 by mma) and Gram-diagonal norm; codes within the boundary rule", tqq128_6, Q, NULL),
+    ROW("quant/turboquant_3bit/quantize/k/d128/v8", "K, kernel v8: v6 with the Gram operands by ldmatrix (no register copies) and two Gram mma chains; codes within the boundary rule", tqq128_8, Q, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d256/v1", "K, kernel v1: a row over d/16 lanes, middle stages by shuffles", tqq256_1, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d256/v2", "K, kernel v2: 64 elements per thread, the top 2 stages by shuffles", tqq256_2, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/k/d256/v3", "K, kernel v3: 128 elements per thread, the top stage by shuffles", tqq256_3, 0, NULL),
@@ -306,6 +310,7 @@ static const km_case quant_cases[] = {
     ROW("quant/turboquant_3bit/quantize/v/d128/v3", "V, kernel v3: a thread per row", tqq128v_3, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d128/v5", "V, kernel v5: v3 with the norm tree's first level as FFMA and branch-free per-row steps", tqq128v_5, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d128/v6", "V, kernel v6: tensor-core rotation (H16 by mma) and Gram-diagonal norm; codes within the boundary rule", tqq128v_6, Q, NULL),
+    ROW("quant/turboquant_3bit/quantize/v/d128/v8", "V, kernel v8: v6 with the Gram operands by ldmatrix (no register copies) and two Gram mma chains; codes within the boundary rule", tqq128v_8, Q, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d64", "V: as K plus the residual norm", tqq64v, 0, NULL),
     ROW("quant/turboquant_3bit/quantize/v/d256", "V: as K plus the residual norm", tqq256v, 0, NULL),
     ROW("quant/turboquant_3bit/dequantize/k/d64", "K: codebook, inverse FWHT, signs, norm", tqd64, Q, NULL),
