@@ -387,5 +387,15 @@ if command -v python3 >/dev/null; then
   [ $? -eq 2 ] || bad "ncu-opcodes on a file that is not a source page: want exit 2"
 fi
 
+# ---- scripts/sass-opcodes.sh (static opcode counts per kernel) on a two-kernel cuobjdump sample: IMAD.MOV apart from
+# IMAD, predicates and modifiers dropped, NOPs not counted, ties by name; the opcode filter; a missing file is exit 2
+so="$(dirname "$0")/../scripts/sass-opcodes.sh"
+[ "$(bash "$so" "$fx/sass-sample.sass" one)" = "_Z3onePf [sm_90]: 7 instructions; HMMA 2 BRA 1 EXIT 1 IMAD 1 IMAD.MOV 1 LDC 1" ] ||
+  bad "sass-opcodes: kernel one: $(bash "$so" "$fx/sass-sample.sass" one)"
+[ "$(bash "$so" "$fx/sass-sample.sass" two 'MOV|LDSM')" = "_Z3twoPf [sm_90]: 3 instructions; LDSM 1 MOV 1" ] ||
+  bad "sass-opcodes: kernel two, filtered: $(bash "$so" "$fx/sass-sample.sass" two 'MOV|LDSM')"
+bash "$so" "$tmp/none.sass" . 2>/dev/null
+[ $? -eq 2 ] || bad "sass-opcodes on a missing file: want exit 2"
+
 [ "$fail" -eq 0 ] && echo "report_tests: all passed"
 exit "$fail"
