@@ -246,7 +246,7 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
     KM_ATTN_VARIANTS(KM_ATTN_VARIANT_LISTED)
 #undef KM_ATTN_VARIANT_LISTED
     if (!listed || !variant_shape || s->pair || (s->unpack && s->kv != KM_ATTN_U3))
-      return "variants (prefetch 1, 2 or 4; O^T; 3 or 4 CTAs per SM; window unpacking for uniform 3-bit; one "
+      return "variants (prefetch 1, 2 or 4; O^T; 3 or 4 CTAs per SM; window unpacking 1 or 2 for uniform 3-bit; one "
              "scale load per lane for fp8 e4m3 per token-head and TurboQuant): a combination KM_ATTN_VARIANTS lists, head_dim "
              "128, <= 8 query rows per KV head, register pipeline, not e5m2, not paired";
   }

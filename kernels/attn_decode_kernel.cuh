@@ -248,6 +248,26 @@ __device__ __forceinline__ uint32_t u3_finish(uint32_t u, uint32_t scale, uint32
   memcpy(&out, &r, 4);
   return out;
 }
+// unpack 2: fp16x2 (1 + code_a / 8, 1 + code_b / 8) -> code x scale + zero in one fused multiply-add by
+// (8 scale, zero - 8 scale) (u3_unpack.h), which u3_scale8 makes from a record's (scale, zero) once per record.
+__device__ __forceinline__ uint32_t u3_finish8(uint32_t u, uint32_t scale8, uint32_t zero8) {
+  __half2 h, sc, z;
+  memcpy(&h, &u, 4);
+  memcpy(&sc, &scale8, 4);
+  memcpy(&z, &zero8, 4);
+  const __half2 r = __hfma2(h, sc, z);
+  uint32_t out;
+  memcpy(&out, &r, 4);
+  return out;
+}
+__device__ __forceinline__ void u3_scale8(uint32_t &scale, uint32_t &zero) {
+  __half2 sc, z;
+  memcpy(&sc, &scale, 4);
+  memcpy(&z, &zero, 4);
+  const __half2 e = __float2half2_rn(8.f), z8 = __hfma2(__hneg2(e), sc, z), s8 = __hmul2(sc, e);
+  memcpy(&scale, &s8, 4);
+  memcpy(&zero, &z8, 4);
+}
 // Codes at bit offsets sa of a and sb of b, each put into the mantissa of 1024.0 (exact), then u3_finish.
 __device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int sb, uint32_t scale, uint32_t zero) {
   return u3_finish(((a >> sa) & 7u) | (((b >> sb) & 7u) << 16) | KM_U3_F16_ONES, scale, zero);
@@ -333,6 +353,24 @@ struct VPair<KM_ATTN_U3, VB, 1> {
   }
   __device__ __forceinline__ uint32_t frag(int j) const {
     return u3_finish(km_u3_v_pair_bits(z, lo, hi, half, j), scale, zero);
+  }
+};
+
+// 3-bit, 16-bit windows with codes as 1 + code / 8 (unpack 2): the same shifts and masks, one fma a pair.
+template <int VB>
+struct VPair<KM_ATTN_U3, VB, 2> {
+  const uint32_t *lo, *hi;
+  uint32_t z[3], scale, zero;
+  int half;
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int hf) : lo(l.w), hi(h.w), half(hf) {
+#pragma unroll
+    for (int m = 0; m < 3; ++m) z[m] = km_u3_v_window(l.w, h.w, hf, m);
+    scale = __byte_perm(l.w[3], h.w[3], 0x5410);
+    zero = __byte_perm(l.w[3], h.w[3], 0x7632);
+    u3_scale8(scale, zero);
+  }
+  __device__ __forceinline__ uint32_t frag(int j) const {
+    return u3_finish8(km_u3_v_pair_bits7(z, lo, hi, half, j), scale, zero);
   }
 };
 
@@ -1222,7 +1260,7 @@ __device__ __forceinline__ void pdl_start(const Params &p, int seq, int kvh, int
 // CTAS: CTAs per SM the kernel's registers are capped for (__launch_bounds__'s minimum blocks).
 // UW: uniform 3-bit only, 1 unpacks codes two at a time from 16-bit windows (u3_unpack.h): K's pairs are
 // codes (i, i + 16) of a group, taken in KM_U3_K_PAIR's order, and the query's fragment takes its dims in
-// that order.
+// that order; 2 the same pairs as 1 + code / 8, dequantized by one fma each instead of a subtraction and an fma.
 // SL: fp8 and TurboQuant, register pipeline only, 1 loads a tile's per-token scales (norms) once, one per
 // lane, and shuffles them to the threads that use them (RegSource); the same values multiply the same products.
 // ST: 1 records when each warp reaches the step's points in p.stamps (stamp_after; a debug instantiation of
@@ -1430,11 +1468,18 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
           uint32_t z[3];
 #pragma unroll
           for (int w = 0; w < 3; ++w) z[w] = km_u3_k_window(kr.w, w);
-          const uint32_t sc = __byte_perm(kr.w[3], 0, 0x1010), zr = __byte_perm(kr.w[3], 0, 0x3232);
+          uint32_t sc = __byte_perm(kr.w[3], 0, 0x1010), zr = __byte_perm(kr.w[3], 0, 0x3232);
+          if constexpr (UW == 2) u3_scale8(sc, zr);
 #pragma unroll
           for (int ks = 0; ks < T::KSTEPS; ++ks) {
-            const uint32_t b0 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks), sc, zr);
-            const uint32_t b1 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks + 1), sc, zr);
+            uint32_t b0, b1;
+            if constexpr (UW == 2) {
+              b0 = u3_finish8(km_u3_k_pair_bits7(z, kr.w, 2 * ks), sc, zr);
+              b1 = u3_finish8(km_u3_k_pair_bits7(z, kr.w, 2 * ks + 1), sc, zr);
+            } else {
+              b0 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks), sc, zr);
+              b1 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks + 1), sc, zr);
+            }
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
           }

@@ -48,7 +48,7 @@ typedef struct attn_params {
   int pair;          /* two tiles per softmax step */
   int otrans;        /* O^T = V^T P^T accumulators (a variant: with an explicit prefetch) */
   int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
-  int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows */
+  int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows (1), as 1 + code / 8 (2) */
   int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
   int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
   int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
@@ -795,10 +795,11 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   km_bench_counter(b, "context_tokens", ctx_tokens);
   km_bench_counter(b, "chunks", r->plan.num_chunks);
   km_bench_counter(b, "cache_copies", r->copies);
-  char variant[128] = "";
+  char variant[192] = "";
   if (p->prefetch || p->otrans || p->ctas)
     snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s%s", p->otrans ? "O^T, " : "",
-             p->prefetch, p->ctas ? p->ctas : 2, p->unpack ? ", codes from 16-bit windows" : "",
+             p->prefetch, p->ctas ? p->ctas : 2, p->unpack == 2 ? ", codes from 16-bit windows as 1 + code / 8 (one fma each)"
+             : p->unpack ? ", codes from 16-bit windows" : "",
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");
@@ -934,6 +935,9 @@ PVAR(ot1w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0, 1);
 PVAR(ot2c3w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 1);
 PVAR(ot1c4w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 4, 1);
 PVAR(ot2c3w_u3_b64_32k, KM_ATTN_U3, TEN, 64, 2, 1, 3, 1);
+/* the same pairs as 1 + code / 8, one fma each (unpack 2): against ot2c3w, the plain rescale too */
+PVAR(ot2c3w7_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 2);
+PVAR(ot2c3w7_u3_b64_32k, KM_ATTN_U3, TEN, 64, 2, 1, 3, 2);
 PVAR(pf1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0, 0, 0);
 PVAR(ot1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 1, 0, 0);
 PVAR(ot2c3_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 1, 3, 0);
@@ -1140,6 +1144,7 @@ static const attn_params quick_ring = {A_DECODE, 32, 8, 128, BF, TEN, 4, 4096, 1
 static const attn_params quick_ot_fp8 = {A_DECODE, 32, 8, 128, E4, TOK, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 1, 0, 1, 3};
 static const attn_params quick_ot_tq3 = {A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 0};
 static const attn_params quick_w_u3 = {A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 3, 1};
+static const attn_params quick_w7_u3 = {A_DECODE, 32, 8, 128, KM_ATTN_U3, TEN, 4, 4096, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 3, 2};
 
 #define T_GQA "gqa"
 #define SUM_DEC "one decode step of attention over the paged cache (split-KV, GQA-aware, tensor cores)"
@@ -1239,6 +1244,8 @@ static const km_case attn_cases[] = {
     VAR_ROW("int3_g32", 16, "ot2c3w", ot2c3w_u3_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 16, "ot1c4w", ot1c4w_u3_b16_32k, "kv_quant"),
     VAR_ROW("int3_g32", 64, "ot2c3w", ot2c3w_u3_b64_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 16, "ot2c3w7", ot2c3w7_u3_b16_32k, "kv_quant"),
+    VAR_ROW("int3_g32", 64, "ot2c3w7", ot2c3w7_u3_b64_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "pf1", pf1_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1", ot1_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3", ot2c3_tq3_b16_32k, "kv_quant"),
@@ -1402,6 +1409,8 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/ot2/quick", "kv_quant", SUM_VAR, run_attn, &quick_ot_tq3,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/ot2c3w/quick", "kv_quant", SUM_VAR, run_attn, &quick_w_u3,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/ot2c3w7/quick", "kv_quant", SUM_VAR, run_attn, &quick_w7_u3,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},

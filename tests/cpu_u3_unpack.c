@@ -1,9 +1,14 @@
 /* CPU tests of the decode kernel's 3-bit code extraction (kernels/u3_unpack.h): on random records, every
  * K pair is (code i, code i + 16) with each i < 16 taken once in KM_U3_K_PAIR's order, and every V pair is
- * code 16 h + j of the two rows, for both halves; codes come back as 1024 + code in fp16. */
+ * code 16 h + j of the two rows, for both halves; codes come back as 1024 + code in fp16, and in the unpack 2
+ * form as 1 + code / 8, which one fp16 fused multiply-add by (8 s, z - 8 s) turns into c s + z within the
+ * bound u3_unpack.h states (checked here with fp16 rounding emulated, over the gpu tests' record ranges and
+ * the quant family's). */
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 
+#include "quant_ref.h"
 #include "test_util.h"
 #include "u3_unpack.h"
 
@@ -15,6 +20,10 @@ static uint32_t code_of(const uint32_t *w, int i) { /* code i: bits 3i..3i+2 of 
   return (uint32_t)(x & 7u);
 }
 static uint32_t pair_of(uint32_t lo_code, uint32_t hi_code) { return (0x6400u | lo_code) | ((0x6400u | hi_code) << 16); }
+static uint32_t pair7_of(uint32_t lo_code, uint32_t hi_code) {
+  return (0x3C00u | lo_code << 7) | ((0x3C00u | hi_code << 7) << 16);
+}
+static float f16r(double x) { return km_ref_f16_to_f32(km_ref_f32_to_f16((float)x)); }
 
 static void check(int ok, const char *what, int a, int b, uint32_t got, uint32_t want) {
   if (ok) return;
@@ -44,6 +53,8 @@ int main(void) {
       const int i = km_u3_k_pair(n);
       const uint32_t got = km_u3_k_pair_bits(z, lo, n), want = pair_of(code_of(lo, i), code_of(lo, i + 16));
       check(got == want, "k pair", n, i, got, want);
+      const uint32_t got7 = km_u3_k_pair_bits7(z, lo, n), want7 = pair7_of(code_of(lo, i), code_of(lo, i + 16));
+      check(got7 == want7, "k pair (unpack 2)", n, i, got7, want7);
     }
     for (int h = 0; h < 2; h++) {
       uint32_t zv[3];
@@ -52,9 +63,36 @@ int main(void) {
         const uint32_t got = km_u3_v_pair_bits(zv, lo, hi, h, j);
         const uint32_t want = pair_of(code_of(lo, 16 * h + j), code_of(hi, 16 * h + j));
         check(got == want, "v pair (half, j)", h, j, got, want);
+        const uint32_t got7 = km_u3_v_pair_bits7(zv, lo, hi, h, j);
+        const uint32_t want7 = pair7_of(code_of(lo, 16 * h + j), code_of(hi, 16 * h + j));
+        check(got7 == want7, "v pair (unpack 2, half, j)", h, j, got7, want7);
       }
     }
   }
+  /* the unpack 2 arithmetic: fp16 x = 1 + c / 8 (exact), s8 = 8 s (exact), z8 = fp16(z - 8 s) (one rounding, as
+   * the kernel's fp16 fma makes it), v = fp16(x s8 + z8) (one rounding); against c s + z: always within half an
+   * ulp of |c s + z| plus half an ulp of |z - 8 s|; and within s / 64 for a group whose values span 0 (the
+   * quantizer's zero is the group's minimum: -7 s <= z <= 0), as the gpu tests' records (s 0.1..0.5, z -1.5..-0.5)
+   * and centred data do. Modes: 0 the gpu tests' ranges, 1 groups spanning 0 with s 1e-3..40, 2 any z in +-120. */
+  double worst = 0;
+  for (int t = 0; t < 300000; t++) {
+    const int mode = t % 3;
+    const double u = (double)(km_test_rng_next(&st) % 100000) / 100000.0, r = (double)(km_test_rng_next(&st) % 100000) / 100000.0;
+    const float sc = f16r(mode == 0 ? 0.1 + 0.4 * u : 1e-3 * pow(4e4, u));
+    const float zr = f16r(mode == 0 ? -1.5 + r : mode == 1 ? -7.0 * sc * r : -120.0 + 240.0 * r);
+    const float z8 = f16r((double)zr - 8.0 * sc);
+    for (int c = 0; c < 8; c++) {
+      const double x = 1.0 + c / 8.0, v = f16r(x * (8.0 * sc) + z8), exact = (double)c * sc + zr;
+      const double ulp_v = fabs(exact) * 0x1p-10 + 0x1p-24, ulp_z = fabs((double)zr - 8.0 * sc) * 0x1p-10;
+      const double e = fabs(v - exact);
+      check(e <= 0.5 * ulp_v + 0.5 * ulp_z + 1e-12, "unpack 2 value (code, mode)", c, mode, 0, 0);
+      if (mode < 2) {
+        check(e <= sc / 64.0, "unpack 2 within s / 64 (code, mode)", c, mode, 0, 0);
+        if (e / sc > worst) worst = e / sc;
+      }
+    }
+  }
+  printf("cpu_u3_unpack: unpack 2 worst error %.5f of a scale step (groups spanning 0)\n", worst);
   if (failures) {
     fprintf(stderr, "cpu_u3_unpack: %d failures\n", failures);
     return 1;

@@ -358,6 +358,11 @@ static void test_plan_errors(void) {
   KM_EXPECT(km_attn_shape_error(&win) != NULL); /* bf16 */
   win.kv = KM_ATTN_U3;
   KM_EXPECT(km_attn_shape_error(&win) == NULL);
+  win.unpack = 2; /* codes as 1 + code / 8: (2, 1, 3, 2) is listed */
+  KM_EXPECT(km_attn_shape_error(&win) == NULL);
+  win.unpack = 3;
+  KM_EXPECT(km_attn_shape_error(&win) != NULL);
+  win.unpack = 1;
   win.ctas = 0;
   KM_EXPECT(km_attn_shape_error(&win) != NULL); /* (2, 1, 0, 1) is not listed */
   km_attn_shape sl = sh; /* one scale load per lane: listed combinations, fp8 e4m3 per token-head only */
