@@ -98,7 +98,7 @@ typedef struct km_attn_shape {
   int ctas;            /* 0: registers capped for KM_ATTN_MIN_BLOCKS CTAs per SM; 3 or 4: for 3 or 4 (12 or 16
                           warps per SM); a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
   int unpack;          /* uniform 3-bit: 1 unpacks codes two at a time from 16-bit windows (kernels/u3_unpack.h),
-                          2 the same pairs as 1 + code / 8, dequantized by one fp16 fma each (no subtraction);
+                          2 likewise, with V's pairs as 1 + code / 8, dequantized by one fp16 fma each;
                           a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
   int combine;         /* 0: split sequences merge inside the decode kernel where the plan allows (cta_merge);
                           1: always the separate combine pass (the rows that compare the two) */

@@ -102,12 +102,14 @@ KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const
 
 /* ---- The same pairs with each code in mantissa bits 7..9 of fp16 1.0 (halves 0x3C00 | code << 7, i.e. the
  * values 1 + code / 8, exact), so that one fused multiply-add by (8 scale, zero - 8 scale) dequantizes them:
- * (1 + c / 8) 8 s + (z - 8 s) = c s + z, with no subtraction of 1024 first (the decode kernel's unpack 2). The
+ * (1 + c / 8) 8 s + (z - 8 s) = c s + z, with no subtraction of 1024 first (the decode kernel's unpack 2, for V only). The
  * rounding of z - 8 s to fp16 (half an ulp of |z - 8 s|) is the only error beyond the result's own rounding: within
  * s / 64 for a group whose values span 0 (-7 s <= z <= 0; tests/cpu_u3_unpack.c, worst 0.015 s), where the 1024
  * form's is within s / 290. 8 s and z - 8 s must be finite in fp16: |z| + 8 s < 65,504 (values within about
  * +-28,000), which the fp16 scale and zero of the record nearly imply already. Each pair takes one shift (either way) and one mask, as the
- * 1024 form does: code i's offset o in its window goes to bit 7 (o = 7, code 13, needs no shift). */
+ * 1024 form does: code j's offset o in its window goes to bit 7 (o = 7, code 13, needs no shift). The error is
+ * one per (token, group): harmless in P V, where the tokens' errors average, but in Q K^T it would shift a whole
+ * group's share of the token's logit, so K keeps the 1024 form. */
 #define KM_U3_F16_ONE8 0x3C003C00u /* two fp16 1.0 */
 #define KM_U3_MASK7 0x03800380u    /* bits 7..9 of each half */
 
@@ -115,16 +117,6 @@ KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const
 KM_U3_HD uint32_t km_u3_at7(uint32_t z, int o) {
   const uint32_t x = o >= 7 ? z >> (o - 7) : z << (7 - o);
   return (x & KM_U3_MASK7) | KM_U3_F16_ONE8;
-}
-
-/* K: pair n of KM_U3_K_PAIR as (1 + code i / 8, 1 + code (i + 16) / 8); z, w as km_u3_k_pair_bits's. */
-KM_U3_HD uint32_t km_u3_k_pair_bits7(const uint32_t *z, const uint32_t *w, int n) {
-  const int i = km_u3_k_pair(n);
-  if (i == 5) /* bits 15-17 to 7-9, bits 63-65 (w1 bit 31, w2 bits 0-1) to 23-25 */
-    return ((w[0] >> 8) & 0x380u) | (km_u3_shr2(w[1], w[2], 8) & 0x03800000u) | KM_U3_F16_ONE8;
-  if (i == 10) /* bits 30-32 (w0 bits 30-31, w1 bit 0) to 7-9, bits 78-80 (w2 bits 14-16) to 23-25 */
-    return (km_u3_shr2(w[0], w[1], 23) & 0x380u) | ((w[2] << 9) & 0x03800000u) | KM_U3_F16_ONE8;
-  return km_u3_at7(z[(3 * i) >> 4], (3 * i) & 15);
 }
 
 /* V: code j of half h of rows lo, hi as (1 + lo's / 8, 1 + hi's / 8); z, lo, hi as km_u3_v_pair_bits's. */

@@ -48,7 +48,7 @@ typedef struct attn_params {
   int pair;          /* two tiles per softmax step */
   int otrans;        /* O^T = V^T P^T accumulators (a variant: with an explicit prefetch) */
   int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
-  int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows (1), as 1 + code / 8 (2) */
+  int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows (1), V's as 1 + code / 8 (2) */
   int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
   int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
   int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
@@ -798,7 +798,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   char variant[192] = "";
   if (p->prefetch || p->otrans || p->ctas)
     snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s%s", p->otrans ? "O^T, " : "",
-             p->prefetch, p->ctas ? p->ctas : 2, p->unpack == 2 ? ", codes from 16-bit windows as 1 + code / 8 (one fma each)"
+             p->prefetch, p->ctas ? p->ctas : 2, p->unpack == 2 ? ", codes from 16-bit windows, V's as 1 + code / 8 (one fma each)"
              : p->unpack ? ", codes from 16-bit windows" : "",
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
@@ -935,7 +935,7 @@ PVAR(ot1w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 0, 1);
 PVAR(ot2c3w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 1);
 PVAR(ot1c4w_u3_b16_32k, KM_ATTN_U3, TEN, 16, 1, 1, 4, 1);
 PVAR(ot2c3w_u3_b64_32k, KM_ATTN_U3, TEN, 64, 2, 1, 3, 1);
-/* the same pairs as 1 + code / 8, one fma each (unpack 2): against ot2c3w, the plain rescale too */
+/* V's pairs as 1 + code / 8, one fma each (unpack 2): against ot2c3w, the plain rescale too */
 PVAR(ot2c3w7_u3_b16_32k, KM_ATTN_U3, TEN, 16, 2, 1, 3, 2);
 PVAR(ot2c3w7_u3_b64_32k, KM_ATTN_U3, TEN, 64, 2, 1, 3, 2);
 PVAR(pf1_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0, 0, 0);
