@@ -339,9 +339,10 @@ struct VPair<KM_ATTN_U3, VB, 0> {
   }
 };
 // 3-bit, 16-bit windows (u3_unpack.h): the three windows of this half of both rows, then one shift and one
-// mask per pair of codes (codes 5 and 10 cross a window and come from the rows' words).
-template <int VB>
-struct VPair<KM_ATTN_U3, VB, 1> {
+// mask per pair of codes (codes 5 and 10 cross a window and come from the rows' words); UW 2 takes the codes as
+// 1 + code / 8 and dequantizes each pair by one fma (u3_finish8).
+template <int VB, int UW>
+struct VPair<KM_ATTN_U3, VB, UW> {
   const uint32_t *lo, *hi;
   uint32_t z[3], scale, zero;
   int half;
@@ -350,27 +351,11 @@ struct VPair<KM_ATTN_U3, VB, 1> {
     for (int m = 0; m < 3; ++m) z[m] = km_u3_v_window(l.w, h.w, hf, m);
     scale = __byte_perm(l.w[3], h.w[3], 0x5410);
     zero = __byte_perm(l.w[3], h.w[3], 0x7632);
+    if constexpr (UW == 2) u3_scale8(scale, zero);
   }
   __device__ __forceinline__ uint32_t frag(int j) const {
+    if constexpr (UW == 2) return u3_finish8(km_u3_v_pair_bits7(z, lo, hi, half, j), scale, zero);
     return u3_finish(km_u3_v_pair_bits(z, lo, hi, half, j), scale, zero);
-  }
-};
-
-// 3-bit, 16-bit windows with codes as 1 + code / 8 (unpack 2): the same shifts and masks, one fma a pair.
-template <int VB>
-struct VPair<KM_ATTN_U3, VB, 2> {
-  const uint32_t *lo, *hi;
-  uint32_t z[3], scale, zero;
-  int half;
-  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int hf) : lo(l.w), hi(h.w), half(hf) {
-#pragma unroll
-    for (int m = 0; m < 3; ++m) z[m] = km_u3_v_window(l.w, h.w, hf, m);
-    scale = __byte_perm(l.w[3], h.w[3], 0x5410);
-    zero = __byte_perm(l.w[3], h.w[3], 0x7632);
-    u3_scale8(scale, zero);
-  }
-  __device__ __forceinline__ uint32_t frag(int j) const {
-    return u3_finish8(km_u3_v_pair_bits7(z, lo, hi, half, j), scale, zero);
   }
 };
 
