@@ -47,6 +47,19 @@ KM_U3_HD uint32_t km_u3_shr2(uint32_t lo, uint32_t hi, int s) { /* bits s.. of h
 #endif
 }
 
+/* (x & m) | o in one instruction: on the device one lop3 with all three operands in registers, where the
+ * compiler, given the two constants, splits it into an AND and an OR (LOP3 takes one immediate); that split
+ * was one instruction of every code pair (the decode kernel's SASS at fc24c22: 112 + 128 LOP3 for 128 pairs). */
+KM_U3_HD uint32_t km_u3_and_or(uint32_t x, uint32_t m, uint32_t o) {
+#ifdef __CUDA_ARCH__
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(x), "r"(m), "r"(o)); /* 0xEA: (a & b) | c */
+  return d;
+#else
+  return (x & m) | o;
+#endif
+}
+
 /* ---- K: code pairs (i, i + 16) of one record */
 
 /* The order of the pairs a thread's k-steps take (k-step s: pairs 2s and 2s + 1): the codes i < 16 inside
@@ -73,7 +86,7 @@ KM_U3_HD uint32_t km_u3_k_pair_bits(const uint32_t *z, const uint32_t *w, int n)
   if (i == 10) /* bits 30-32 and 78-80 */
     return (km_u3_shr2(w[0], w[1], 30) & 7u) | (((w[2] >> 14) & 7u) << 16) | KM_U3_F16_ONES;
   const int k = (3 * i) >> 4, o = (3 * i) & 15;
-  return ((z[k] >> o) & 0x00070007u) | KM_U3_F16_ONES;
+  return km_u3_and_or(z[k] >> o, 0x00070007u, KM_U3_F16_ONES);
 }
 
 /* ---- V: code j (0..15) of half h of two rows' records, as (1024 + lo's, 1024 + hi's) */
@@ -97,7 +110,7 @@ KM_U3_HD uint32_t km_u3_v_cross(const uint32_t *r, int h, int j) {
 KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const uint32_t *hi, int h, int j) {
   if (j == 5 || j == 10) return km_u3_v_cross(lo, h, j) | (km_u3_v_cross(hi, h, j) << 16) | KM_U3_F16_ONES;
   const int m = (3 * j) >> 4, o = (3 * j) & 15;
-  return ((z[m] >> o) & 0x00070007u) | KM_U3_F16_ONES;
+  return km_u3_and_or(z[m] >> o, 0x00070007u, KM_U3_F16_ONES);
 }
 
 /* ---- The same pairs with each code in mantissa bits 7..9 of fp16 1.0 (halves 0x3C00 | code << 7, i.e. the
@@ -116,7 +129,7 @@ KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const
 /* Bits o..o + 2 of each half of z, moved to bits 7..9 of the half and put into 1.0's mantissa. */
 KM_U3_HD uint32_t km_u3_at7(uint32_t z, int o) {
   const uint32_t x = o >= 7 ? z >> (o - 7) : z << (7 - o);
-  return (x & KM_U3_MASK7) | KM_U3_F16_ONE8;
+  return km_u3_and_or(x, KM_U3_MASK7, KM_U3_F16_ONE8);
 }
 
 /* V: code j of half h of rows lo, hi as (1 + lo's / 8, 1 + hi's / 8); z, lo, hi as km_u3_v_pair_bits's. */
