@@ -108,9 +108,12 @@ if has build; then
   note "build micro: exit $rc in $(( $(date +%s) - t0 )) s; $(grep -m1 -- '-- NCCL' "$OUT/build.log" | sed 's/^-- //')"
   [ $rc -eq 0 ] || { grep -B2 -A8 -E "error|Error" "$OUT/build.log" | head -60; exit 1; }
   # the rest (tests, report) keeps going past a failure so the benchmarks still run; without the tests stage
-  # only report is built beside micro (the tests' ~130 objects cost the full run ~20-30 s of its 600)
+  # only report is built beside micro (the tests' ~130 objects cost the full run ~20-30 s of its 600), and the targets
+  # KM_EXTRA_TARGETS names (e.g. "gpu_attn", for a test run later in the same call: a build outside this script
+  # lacks the carried ccache's library path, and failed so at 5d26cf2)
   rest=()
-  has tests || rest=(--target report)
+  # shellcheck disable=SC2206
+  has tests || rest=(--target report ${KM_EXTRA_TARGETS:-})
   cmake --build build -j"$(nproc)" "${rest[@]}" -- -k >>"$OUT/build.log" 2>&1
   rc=$?
   note "build all: exit $rc in $(( $(date +%s) - t0 )) s${launcher:+; ccache: $("$ccache_bin" --print-stats 2>/dev/null | awk -F'\t' '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 } $1 == "cache_miss" { m = $2 } END { printf "%d hits, %d misses", h, m }')}"
