@@ -276,9 +276,7 @@ __device__ __forceinline__ uint32_t u3_pair(uint32_t a, int sa, uint32_t b, int 
 // TurboQuant: codes at bit offsets sa of a and sb of b -> fp16x2 (level(code_a), level(code_b)), looked up in
 // the fp16 level tables (tq3_sign.h) with three byte permutes.
 __device__ __forceinline__ uint32_t tq_pair(uint32_t a, int sa, uint32_t b, int sb) {
-  const uint32_t sel = ((a >> sa) & 7u) | (((b >> sb) & 7u) << 8);
-  const uint32_t lo = __byte_perm(KM_TQ3_F16_LO0, KM_TQ3_F16_LO1, sel), hi = __byte_perm(KM_TQ3_F16_HI0, KM_TQ3_F16_HI1, sel);
-  return __byte_perm(lo, hi, 0x6240);
+  return km_u3_tq_levels(((a >> sa) & 7u) | (((b >> sb) & 7u) << 8));
 }
 
 template <int D, int KV>
@@ -372,6 +370,20 @@ struct VPair<KM_ATTN_TQ3, VB, 0> {
   __device__ __forceinline__ uint32_t frag(int j) const {
     return j < 8 ? tq_pair(lo0, 3 * j, hi0, 3 * j) : tq_pair(lo1, 3 * (j - 8), hi1, 3 * (j - 8));
   }
+};
+
+// TurboQuant, 16-bit windows (unpack 1, as uniform 3-bit's): each pair of codes by one shift and one mask, then
+// its levels by km_u3_tq_levels16 (one LEA.HI for the selector, three byte permutes).
+template <int VB>
+struct VPair<KM_ATTN_TQ3, VB, 1> {
+  uint32_t z[3];
+  const uint32_t *lo, *hi;
+  int half;
+  __device__ __forceinline__ VPair(const Row<VB> &l, const Row<VB> &h, int hf) : lo(l.w), hi(h.w), half(hf) {
+#pragma unroll
+    for (int m = 0; m < 3; ++m) z[m] = km_u3_v_window(l.w, h.w, hf, m);
+  }
+  __device__ __forceinline__ uint32_t frag(int j) const { return km_u3_tq_levels16(km_u3_v_pair_or(z, lo, hi, half, j, 0u)); }
 };
 
 // TurboQuant: the unnormalised Walsh-Hadamard transform of the 128 values a quad of lanes holds, 32 each
@@ -1274,7 +1286,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
   static_assert(!OT || (T::HALVES == 1 && PIPE != KM_ATTN_PIPE_SMEM_RING), "O^T: <= 8 rows, registers or TMA");
-  static_assert(!UW || T::U3, "16-bit window unpacking: uniform 3-bit");
+  static_assert(!UW || T::U3 || (T::TQ && UW == 1), "16-bit window unpacking: uniform 3-bit (1, 2), TurboQuant (1)");
   static_assert(!SL || ((T::FP8 || T::TQ) && PIPE == KM_ATTN_PIPE_REGISTERS),
                 "one scale load per lane: fp8 or TurboQuant, register pipeline");
   static_assert(!PD || PIPE == KM_ATTN_PIPE_REGISTERS, "L2 prefetch: register pipeline");
@@ -1334,8 +1346,14 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
         quad_fwht(v, c);
 #pragma unroll
         for (int s = 0; s < T::KSTEPS; ++s) {
-          qa[mt][s][h] = pack_f32x2(v[4 * s], v[4 * s + 1], true);          // k 2c, 2c+1
-          qa[mt][s][2 + h] = pack_f32x2(v[4 * s + 2], v[4 * s + 3], true);  // k 2c+8, 2c+9
+          if constexpr (UW) {  // K's codes from 16-bit windows: pair n is dims (i, i + 16), i = km_u3_k_pair(n)
+            const int i0 = km_u3_k_pair(2 * s), i1 = km_u3_k_pair(2 * s + 1);
+            qa[mt][s][h] = pack_f32x2(v[i0], v[i0 + 16], true);      // k 2c, 2c+1
+            qa[mt][s][2 + h] = pack_f32x2(v[i1], v[i1 + 16], true);  // k 2c+8, 2c+9
+          } else {
+            qa[mt][s][h] = pack_f32x2(v[4 * s], v[4 * s + 1], true);          // k 2c, 2c+1
+            qa[mt][s][2 + h] = pack_f32x2(v[4 * s + 2], v[4 * s + 3], true);  // k 2c+8, 2c+9
+          }
         }
       } else if constexpr (UW) {
         // the thread's 32 dims (its K group), paired as K's codes are: k-step s takes pairs 2s and 2s + 1,
@@ -1452,7 +1470,19 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
       for (int t = 0; t < 2; ++t) {
         Row<T::KBYTES> kr;
         src.k_row(it, u + k, t, kr);
-        if constexpr (UW) {
+        if constexpr (UW && T::TQ) {
+          // TurboQuant's codes from the same windows as uniform 3-bit's, each pair's levels by one selector
+          uint32_t z[3];
+#pragma unroll
+          for (int w = 0; w < 3; ++w) z[w] = km_u3_k_window(kr.w, w);
+#pragma unroll
+          for (int ks = 0; ks < T::KSTEPS; ++ks) {
+            const uint32_t b0 = km_u3_tq_levels16(km_u3_k_pair_or(z, kr.w, 2 * ks, 0u));
+            const uint32_t b1 = km_u3_tq_levels16(km_u3_k_pair_or(z, kr.w, 2 * ks + 1, 0u));
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
+          }
+        } else if constexpr (UW) {
           uint32_t z[3];
 #pragma unroll
           for (int w = 0; w < 3; ++w) z[w] = km_u3_k_window(kr.w, w);
@@ -1948,11 +1978,12 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
                      : Kern{nullptr, 0};
 }
 
-// One listed variant of format KV; the window unpacking exists for uniform 3-bit only, the one scale load
-// per lane for fp8 e4m3 and TurboQuant only.
+// One listed variant of format KV; the window unpacking exists for uniform 3-bit (1, 2) and TurboQuant (1, with its
+// norms loaded once per lane) only, the one scale load per lane for fp8 e4m3 and TurboQuant only.
 template <int KV, int PF, int O, int CT, int UW, int SL, int PD = 0, int LZ = 0>
 Kern variant_kern() {
-  if constexpr ((UW && KV != KM_ATTN_U3) || (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
+  if constexpr ((UW && KV != KM_ATTN_U3 && !(UW == 1 && SL && KV == KM_ATTN_TQ3)) ||
+                (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
     return Kern{nullptr, 0};
   else
     return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL, 0, 16, PD,

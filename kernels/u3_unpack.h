@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#include "tq3_sign.h"
+
 #ifdef __CUDACC__
 #define KM_U3_HD __host__ __device__ __forceinline__
 #else
@@ -77,16 +79,20 @@ KM_U3_HD uint32_t km_u3_k_window(const uint32_t *w, int k) {
                   : km_u3_prmt(w[1], w[2], 0x7610); /* w1 bits 0-15 (32-47) | w2 bits 16-31 (80-95) */
 }
 
-/* Pair n of KM_U3_K_PAIR in the fp16x2 form: (1024 + code i, 1024 + code i + 16). z: the three windows of
- * km_u3_k_window; w: the record's words (for the two crossing pairs). */
-KM_U3_HD uint32_t km_u3_k_pair_bits(const uint32_t *z, const uint32_t *w, int n) {
+/* Pair n of KM_U3_K_PAIR as code i | code (i + 16) << 16, OR-ed with `ones` (KM_U3_F16_ONES: the fp16x2 form
+ * (1024 + code i, 1024 + code i + 16); 0: the bare codes, which TurboQuant's level lookup takes). z: the three
+ * windows of km_u3_k_window; w: the record's words (for the two crossing pairs). */
+KM_U3_HD uint32_t km_u3_k_pair_or(const uint32_t *z, const uint32_t *w, int n, uint32_t ones) {
   const int i = km_u3_k_pair(n);
   if (i == 5) /* bits 15-17 and 63-65 */
-    return ((w[0] >> 15) & 7u) | ((km_u3_shr2(w[1], w[2], 31) & 7u) << 16) | KM_U3_F16_ONES;
+    return ((w[0] >> 15) & 7u) | ((km_u3_shr2(w[1], w[2], 31) & 7u) << 16) | ones;
   if (i == 10) /* bits 30-32 and 78-80 */
-    return (km_u3_shr2(w[0], w[1], 30) & 7u) | (((w[2] >> 14) & 7u) << 16) | KM_U3_F16_ONES;
+    return (km_u3_shr2(w[0], w[1], 30) & 7u) | (((w[2] >> 14) & 7u) << 16) | ones;
   const int k = (3 * i) >> 4, o = (3 * i) & 15;
-  return km_u3_and_or(z[k] >> o, 0x00070007u, KM_U3_F16_ONES);
+  return ones ? km_u3_and_or(z[k] >> o, 0x00070007u, ones) : (z[k] >> o) & 0x00070007u;
+}
+KM_U3_HD uint32_t km_u3_k_pair_bits(const uint32_t *z, const uint32_t *w, int n) {
+  return km_u3_k_pair_or(z, w, n, KM_U3_F16_ONES);
 }
 
 /* ---- V: code j (0..15) of half h of two rows' records, as (1024 + lo's, 1024 + hi's) */
@@ -107,11 +113,38 @@ KM_U3_HD uint32_t km_u3_v_cross(const uint32_t *r, int h, int j) {
   if (j == 5) return (h ? km_u3_shr2(r[1], r[2], 31) : (r[0] >> 15)) & 7u;
   return (h ? (r[2] >> 14) : km_u3_shr2(r[0], r[1], 30)) & 7u;
 }
-KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const uint32_t *hi, int h, int j) {
-  if (j == 5 || j == 10) return km_u3_v_cross(lo, h, j) | (km_u3_v_cross(hi, h, j) << 16) | KM_U3_F16_ONES;
+/* Code j of half h of both rows as lo's | hi's << 16, OR-ed with `ones` (as km_u3_k_pair_or). */
+KM_U3_HD uint32_t km_u3_v_pair_or(const uint32_t *z, const uint32_t *lo, const uint32_t *hi, int h, int j, uint32_t ones) {
+  if (j == 5 || j == 10) return km_u3_v_cross(lo, h, j) | (km_u3_v_cross(hi, h, j) << 16) | ones;
   const int m = (3 * j) >> 4, o = (3 * j) & 15;
-  return km_u3_and_or(z[m] >> o, 0x00070007u, KM_U3_F16_ONES);
+  return ones ? km_u3_and_or(z[m] >> o, 0x00070007u, ones) : (z[m] >> o) & 0x00070007u;
 }
+KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const uint32_t *hi, int h, int j) {
+  return km_u3_v_pair_or(z, lo, hi, h, j, KM_U3_F16_ONES);
+}
+
+/* ---- TurboQuant: a pair of codes to the fp16x2 of their levels (tq3_sign.h's byte tables), three byte permutes
+ * on a selector whose nibbles 0 and 2 are the codes. km_u3_tq_levels takes the selector; km_u3_tq_levels16 a code
+ * pair in the windows' form, a | b << 16 (km_u3_k_pair_or / km_u3_v_pair_or with ones 0), whose selector is
+ * t + (t >> 8): b moves to bits 8..10 and a stays, since t has no other bits in 0..15 (one LEA.HI). */
+/* prmt.b32 as the instruction does it, for selectors whose nibbles 0-3 have bit 3 clear (no sign replication):
+ * __byte_perm is defined to ignore bit 3, so on a selector whose bits the compiler cannot bound it masks it
+ * first (an extra LOP3 for each level lookup from t + (t >> 8), seen in the SASS of the first build). */
+KM_U3_HD uint32_t km_u3_prmt_sel(uint32_t a, uint32_t b, uint32_t sel) {
+#ifdef __CUDA_ARCH__
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+#else
+  return km_u3_prmt(a, b, sel);
+#endif
+}
+KM_U3_HD uint32_t km_u3_tq_levels(uint32_t sel) {
+  const uint32_t lo = km_u3_prmt_sel(KM_TQ3_F16_LO0, KM_TQ3_F16_LO1, sel);
+  const uint32_t hi = km_u3_prmt_sel(KM_TQ3_F16_HI0, KM_TQ3_F16_HI1, sel);
+  return km_u3_prmt(lo, hi, 0x6240);
+}
+KM_U3_HD uint32_t km_u3_tq_levels16(uint32_t t) { return km_u3_tq_levels(t + (t >> 8)); }
 
 /* ---- The same pairs with each code in mantissa bits 7..9 of fp16 1.0 (halves 0x3C00 | code << 7, i.e. the
  * values 1 + code / 8, exact), so that one fused multiply-add by (8 scale, zero - 8 scale) dequantizes them:

@@ -922,6 +922,13 @@ PSL(ot2s_fp8_b16_32k, E4, TOK, 16, 2, 0);
  * at depth 2 capped for 3 CTAs), here at depth 1; its default before, at b1 and b64 */
 PSL(ot1s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0);
 PSL(ot2c3s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 3); /* the default's kernel with the plain rescale */
+/* the same with TurboQuant's codes from uniform 3-bit's 16-bit windows (unpack 1): against ot2c3s */
+#define PSLW(name, b, c)                                                                                             \
+  static const attn_params name = {A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, b, c, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 3, 1, \
+                                   0, 1}
+PSLW(ot2c3sw_tq3_b16_32k, 16, 32768);
+PSLW(ot2c3sw_tq3_b64_32k, 64, 32768);
+PSLW(quick_sw_tq3, 4, 4096);
 PVAR(ot2c3_tq3_b64_32k, KM_ATTN_TQ3, TEN, 64, 2, 1, 3, 0);
 PVAR(ot2c3_tq3_b1_32k, KM_ATTN_TQ3, TEN, 1, 2, 1, 3, 0);
 /* the default before the scales were loaded once (O^T depth 1, each scale loaded by 8 lanes), at b1 */
@@ -1254,6 +1261,8 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 1, "ot2c3", ot2c3_tq3_b1_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1s", ot1s_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3s", ot2c3s_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "ot2c3sw", ot2c3sw_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 64, "ot2c3sw", ot2c3sw_tq3_b64_32k, "kv_quant"),
 #define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
 #define COMB_ROW(fmt, b, params, tech) CTX32K_ROW(fmt, b, "combine", SUM_COMB, params, tech)
     COMB_ROW("bf16", 1, comb_bf16_b1_32k, T_GQA),
@@ -1412,6 +1421,8 @@ static const km_case attn_cases[] = {
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/ot2c3w7/quick", "kv_quant", SUM_VAR, run_attn, &quick_w7_u3,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/ot2c3sw/quick", "kv_quant", SUM_VAR, run_attn, &quick_sw_tq3,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/lz/quick", "kv_quant", SUM_LZ, run_attn, &quick_lz_fp8,

@@ -3,11 +3,12 @@
  * code 16 h + j of the two rows, for both halves; codes come back as 1024 + code in fp16, and V's in the unpack 2
  * form as 1 + code / 8, which one fp16 fused multiply-add by (8 s, z - 8 s) turns into c s + z within the
  * bound u3_unpack.h states (checked here with fp16 rounding emulated, over the gpu tests' record ranges and
- * the quant family's). */
+ * the quant family's); the bare code pairs (ones 0) and TurboQuant's fp16 levels looked up from them. */
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 
+#include "quant_3bit.h"
 #include "quant_ref.h"
 #include "test_util.h"
 #include "u3_unpack.h"
@@ -22,6 +23,11 @@ static uint32_t code_of(const uint32_t *w, int i) { /* code i: bits 3i..3i+2 of 
 static uint32_t pair_of(uint32_t lo_code, uint32_t hi_code) { return (0x6400u | lo_code) | ((0x6400u | hi_code) << 16); }
 static uint32_t pair7_of(uint32_t lo_code, uint32_t hi_code) {
   return (0x3C00u | lo_code << 7) | ((0x3C00u | hi_code << 7) << 16);
+}
+/* TurboQuant: the fp16 levels of codes a and b, as the decode kernel's fp16x2 (a low) */
+static uint32_t tq_pair_of(uint32_t a, uint32_t b) {
+  static const float lv[8] = {-KM_TQ_L3, -KM_TQ_L2, -KM_TQ_L1, -KM_TQ_L0, KM_TQ_L0, KM_TQ_L1, KM_TQ_L2, KM_TQ_L3};
+  return (uint32_t)km_ref_f32_to_f16(lv[a]) | (uint32_t)km_ref_f32_to_f16(lv[b]) << 16;
 }
 static float f16r(double x) { return km_ref_f16_to_f32(km_ref_f32_to_f16((float)x)); }
 
@@ -53,6 +59,11 @@ int main(void) {
       const int i = km_u3_k_pair(n);
       const uint32_t got = km_u3_k_pair_bits(z, lo, n), want = pair_of(code_of(lo, i), code_of(lo, i + 16));
       check(got == want, "k pair", n, i, got, want);
+      /* the bare codes (ones 0) and TurboQuant's levels from them (unpack 1) */
+      const uint32_t gc = km_u3_k_pair_or(z, lo, n, 0), wc = code_of(lo, i) | code_of(lo, i + 16) << 16;
+      check(gc == wc, "k pair codes", n, i, gc, wc);
+      const uint32_t gl = km_u3_tq_levels16(gc), wl = tq_pair_of(code_of(lo, i), code_of(lo, i + 16));
+      check(gl == wl, "k pair TurboQuant levels", n, i, gl, wl);
     }
     for (int h = 0; h < 2; h++) {
       uint32_t zv[3];
@@ -61,6 +72,11 @@ int main(void) {
         const uint32_t got = km_u3_v_pair_bits(zv, lo, hi, h, j);
         const uint32_t want = pair_of(code_of(lo, 16 * h + j), code_of(hi, 16 * h + j));
         check(got == want, "v pair (half, j)", h, j, got, want);
+        const uint32_t gc = km_u3_v_pair_or(zv, lo, hi, h, j, 0);
+        const uint32_t wc = code_of(lo, 16 * h + j) | code_of(hi, 16 * h + j) << 16;
+        check(gc == wc, "v pair codes (half, j)", h, j, gc, wc);
+        const uint32_t gl = km_u3_tq_levels16(gc), wl = tq_pair_of(code_of(lo, 16 * h + j), code_of(hi, 16 * h + j));
+        check(gl == wl, "v pair TurboQuant levels (half, j)", h, j, gl, wl);
         const uint32_t got7 = km_u3_v_pair_bits7(zv, lo, hi, h, j);
         const uint32_t want7 = pair7_of(code_of(lo, 16 * h + j), code_of(hi, 16 * h + j));
         check(got7 == want7, "v pair (unpack 2, half, j)", h, j, got7, want7);
