@@ -1470,27 +1470,23 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
       for (int t = 0; t < 2; ++t) {
         Row<T::KBYTES> kr;
         src.k_row(it, u + k, t, kr);
-        if constexpr (UW && T::TQ) {
-          // TurboQuant's codes from the same windows as uniform 3-bit's, each pair's levels by one selector
+        if constexpr (UW) {
+          // codes from 16-bit windows: uniform 3-bit's pairs dequantized by the record's scale and zero,
+          // TurboQuant's (the same windows) looked up as levels by one selector each
           uint32_t z[3];
 #pragma unroll
           for (int w = 0; w < 3; ++w) z[w] = km_u3_k_window(kr.w, w);
+          [[maybe_unused]] uint32_t sc = 0u, zr = 0u;  // uniform 3-bit's scale and zero
+          if constexpr (T::U3) sc = __byte_perm(kr.w[3], 0, 0x1010), zr = __byte_perm(kr.w[3], 0, 0x3232);
+          auto pair = [&](int n) {
+            if constexpr (T::TQ)
+              return km_u3_tq_levels16(km_u3_k_pair_or(z, kr.w, n, 0u));
+            else
+              return u3_finish(km_u3_k_pair_bits(z, kr.w, n), sc, zr);
+          };
 #pragma unroll
           for (int ks = 0; ks < T::KSTEPS; ++ks) {
-            const uint32_t b0 = km_u3_tq_levels16(km_u3_k_pair_or(z, kr.w, 2 * ks, 0u));
-            const uint32_t b1 = km_u3_tq_levels16(km_u3_k_pair_or(z, kr.w, 2 * ks + 1, 0u));
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
-          }
-        } else if constexpr (UW) {
-          uint32_t z[3];
-#pragma unroll
-          for (int w = 0; w < 3; ++w) z[w] = km_u3_k_window(kr.w, w);
-          const uint32_t sc = __byte_perm(kr.w[3], 0, 0x1010), zr = __byte_perm(kr.w[3], 0, 0x3232);
-#pragma unroll
-          for (int ks = 0; ks < T::KSTEPS; ++ks) {
-            const uint32_t b0 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks), sc, zr);
-            const uint32_t b1 = u3_finish(km_u3_k_pair_bits(z, kr.w, 2 * ks + 1), sc, zr);
+            const uint32_t b0 = pair(2 * ks), b1 = pair(2 * ks + 1);
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
           }

@@ -337,6 +337,15 @@ void launch(int sms, int per_sm, const uint16_t *src, uint8_t *codes, uint16_t *
       src, codes, side, rows);
 }
 
+// K or V of v6 (LEAN false) or v8, with the blocks per SM the plan found for that kernel.
+template <bool LEAN>
+void launch_kv(const km_quant_plan *plan, int is_v, const uint16_t *src, uint8_t *codes, uint16_t *side, size_t rows,
+               cudaStream_t s) {
+  const int *per_sm = plan->tq3_mma_quantize[LEAN ? 1 : 0];
+  if (is_v) launch<true, LEAN>(plan->sms, per_sm[1], src, codes, side, rows, s);
+  else launch<false, LEAN>(plan->sms, per_sm[0], src, codes, side, rows, s);
+}
+
 }  // namespace
 
 extern "C" cudaError_t km_tq3_mma_plan(km_quant_plan *plan) {
@@ -350,13 +359,7 @@ extern "C" cudaError_t km_tq3_mma_quantize(const km_quant_plan *plan, int lean, 
                                            uint16_t *side, size_t rows, int head_dim, int is_v, cudaStream_t stream) {
   if (!plan || head_dim != D) return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
-  const int *per_sm = plan->tq3_mma_quantize[lean ? 1 : 0];
-  if (lean) {
-    if (is_v) launch<true, true>(plan->sms, per_sm[1], src, codes, side, rows, stream);
-    else launch<false, true>(plan->sms, per_sm[0], src, codes, side, rows, stream);
-  } else {
-    if (is_v) launch<true, false>(plan->sms, per_sm[1], src, codes, side, rows, stream);
-    else launch<false, false>(plan->sms, per_sm[0], src, codes, side, rows, stream);
-  }
+  if (lean) launch_kv<true>(plan, is_v, src, codes, side, rows, stream);
+  else launch_kv<false>(plan, is_v, src, codes, side, rows, stream);
   return cudaGetLastError();
 }

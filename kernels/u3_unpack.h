@@ -123,10 +123,6 @@ KM_U3_HD uint32_t km_u3_v_pair_bits(const uint32_t *z, const uint32_t *lo, const
   return km_u3_v_pair_or(z, lo, hi, h, j, KM_U3_F16_ONES);
 }
 
-/* ---- TurboQuant: a pair of codes to the fp16x2 of their levels (tq3_sign.h's byte tables), three byte permutes
- * on a selector whose nibbles 0 and 2 are the codes. km_u3_tq_levels takes the selector; km_u3_tq_levels16 a code
- * pair in the windows' form, a | b << 16 (km_u3_k_pair_or / km_u3_v_pair_or with ones 0), whose selector is
- * t + (t >> 8): b moves to bits 8..10 and a stays, since t has no other bits in 0..15 (one LEA.HI). */
 /* prmt.b32 as the instruction does it, for selectors whose nibbles 0-3 have bit 3 clear (no sign replication):
  * __byte_perm is defined to ignore bit 3, so on a selector whose bits the compiler cannot bound it masks it
  * first (an extra LOP3 for each level lookup from t + (t >> 8), seen in the SASS of the first build). */
@@ -139,6 +135,10 @@ KM_U3_HD uint32_t km_u3_prmt_sel(uint32_t a, uint32_t b, uint32_t sel) {
   return km_u3_prmt(a, b, sel);
 #endif
 }
+/* ---- TurboQuant: a pair of codes to the fp16x2 of their levels (tq3_sign.h's byte tables), three byte permutes
+ * on a selector whose nibbles 0 and 2 are the codes. km_u3_tq_levels takes the selector; km_u3_tq_levels16 a code
+ * pair in the windows' form, a | b << 16 (km_u3_k_pair_or / km_u3_v_pair_or with ones 0), whose selector is
+ * t + (t >> 8): b moves to bits 8..10 and a stays, since t has no other bits in 0..15 (one LEA.HI). */
 KM_U3_HD uint32_t km_u3_tq_levels(uint32_t sel) {
   const uint32_t lo = km_u3_prmt_sel(KM_TQ3_F16_LO0, KM_TQ3_F16_LO1, sel);
   const uint32_t hi = km_u3_prmt_sel(KM_TQ3_F16_HI0, KM_TQ3_F16_HI1, sel);
@@ -148,14 +148,14 @@ KM_U3_HD uint32_t km_u3_tq_levels16(uint32_t t) { return km_u3_tq_levels(t + (t 
 
 /* ---- The same pairs with each code in mantissa bits 7..9 of fp16 1.0 (halves 0x3C00 | code << 7, i.e. the
  * values 1 + code / 8, exact), so that one fused multiply-add by (8 scale, zero - 8 scale) dequantizes them:
- * (1 + c / 8) 8 s + (z - 8 s) = c s + z, with no subtraction of 1024 first (the decode kernel's unpack 2, for V only). The
- * rounding of z - 8 s to fp16 (half an ulp of |z - 8 s|) is the only error beyond the result's own rounding: within
- * s / 64 for a group whose values span 0 (-7 s <= z <= 0; tests/cpu_u3_unpack.c, worst 0.015 s), where the 1024
- * form's is within s / 290. 8 s and z - 8 s must be finite in fp16: |z| + 8 s < 65,504 (values within about
- * +-28,000), which the fp16 scale and zero of the record nearly imply already. Each pair takes one shift (either way) and one mask, as the
- * 1024 form does: code j's offset o in its window goes to bit 7 (o = 7, code 13, needs no shift). The error is
- * one per (token, group): harmless in P V, where the tokens' errors average, but in Q K^T it would shift a whole
- * group's share of the token's logit, so K keeps the 1024 form. */
+ * (1 + c / 8) 8 s + (z - 8 s) = c s + z, with no subtraction of 1024 first (the decode kernel's unpack 2, for V
+ * only). The rounding of z - 8 s to fp16 (half an ulp of |z - 8 s|) is the only error beyond the result's own
+ * rounding: within s / 64 for a group whose values span 0 (-7 s <= z <= 0; tests/cpu_u3_unpack.c, worst 0.015 s),
+ * where the 1024 form's is within s / 290. 8 s and z - 8 s must be finite in fp16: |z| + 8 s < 65,504 (values
+ * within about +-28,000), which the fp16 scale and zero of the record nearly imply already. Each pair takes one
+ * shift (either way) and one mask, as the 1024 form does: code j's offset o in its window goes to bit 7 (o = 7,
+ * code 13, needs no shift). The error is one per (token, group): harmless in P V, where the tokens' errors
+ * average, but in Q K^T it would shift a whole group's share of the token's logit, so K keeps the 1024 form. */
 #define KM_U3_F16_ONE8 0x3C003C00u /* two fp16 1.0 */
 #define KM_U3_MASK7 0x03800380u    /* bits 7..9 of each half */
 
