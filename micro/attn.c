@@ -48,7 +48,8 @@ typedef struct attn_params {
   int pair;          /* two tiles per softmax step */
   int otrans;        /* O^T = V^T P^T accumulators (a variant: with an explicit prefetch) */
   int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
-  int unpack;        /* uniform 3-bit: codes two at a time from 16-bit windows (1), V's as 1 + code / 8 (2) */
+  int unpack;        /* codes two at a time from 16-bit windows (1: uniform 3-bit, TurboQuant with scale_load);
+                        uniform 3-bit with V's as 1 + code / 8 (2) */
   int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
   int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
   int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
