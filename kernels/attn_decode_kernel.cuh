@@ -2041,7 +2041,9 @@ Kern kernel_variant_or_paired(const km_attn_shape &s) {
 // e4m3 O^T depth 1 (364.4 us; 432.9 for depth 2 without O^T), uniform 3-bit O^T depth 2 capped for 3 CTAs
 // per SM (355.4; 372.4), TurboQuant the same (484.5; 547.2). bf16 keeps its kernel (O^T: 510.0 vs 510.9 us);
 // e5m2 has no variants. Uniform 3-bit then took its codes from 16-bit windows (the same variant with window
-// unpacking: 322.8 us, revision 261d074; 319.0 in the recorded run of c9c3ff8).
+// unpacking: 322.8 us, revision 261d074; 319.0 in the recorded run of c9c3ff8), then with V's pairs as 1 + code / 8
+// (unpack 2, H100, 5d26cf2: 287.8 against 295.1 us). TurboQuant takes its codes from the same windows (unpack 1, its
+// norms loaded once per lane: the variant rows ot2c3sw against ot2c3s).
 template <int KV>
 constexpr bool has_default_variant() {
   return KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
@@ -2050,12 +2052,15 @@ constexpr bool has_default_variant() {
 // 547ef6a, b16 x 32K in the same chunks: 379.1 against 457.4 us; b1 x 32K 33.2 against 37.3; b06fbe9 in
 // the planner's chunks: 315.4 against 365.1). TurboQuant: its norms loaded so too (b06fbe9, b16 x 32K 446.6
 // against 496.7 us, b64 1,723.6 against 1,921.7, b1 42.9 against 45.3).
-// Uniform 3-bit and TurboQuant rescale O lazily (the lazy_rescale rows, H200, 4c25d5d, b16 x 32K: 3-bit 309.0
-// against 320.7 us, b64 1,170.1 against 1,214.3; TurboQuant 433.6 against 444.8); fp8 (316.7 against 315.3)
-// and bf16 (507.8 against 508.0) gained nothing and keep the plain rescale.
+// TurboQuant rescales O lazily (the lazy_rescale rows, H200, 4c25d5d, b16 x 32K: 433.6 against 444.8 us).
+// Uniform 3-bit did so too (309.0 against 320.7 us there) until its pairs took one LOP3 each (5d26cf2): on an H100
+// the lazy rescale then measured 294.2 against 295.1 us at b16 x 32K and 1,130.0 against 1,127.0 at b64, and the
+// plain rescale with V's pairs as 1 + code / 8 (unpack 2) 287.8 and 1,096.6, so uniform 3-bit's default is that
+// kernel (its lazy_rescale rows measure the pair). fp8 (316.7 against 315.3) and bf16 (507.8 against 508.0) gained
+// nothing and keep the plain rescale.
 template <int KV>
 constexpr int lazy_default() {
-  return KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
+  return KV == KM_ATTN_TQ3;
 }
 // PD, LZ: with that many tiles prefetched into L2 (the l2_ahead rows), with the lazy rescale (lazy_rescale);
 // bf16's default kernel so too.
@@ -2068,9 +2073,9 @@ Kern kernel_default_variant(const km_attn_shape &s) {
     return s.scale == KM_ATTN_SCALE_TOKEN_HEAD ? variant_kern<KV, 1, 1, 0, 0, 1, PD, LZ>()
                                                : variant_kern<KV, 1, 1, 0, 0, 0, PD, LZ>();
   else if constexpr (KV == KM_ATTN_U3)
-    return variant_kern<KV, 2, 1, 3, 1, 0, PD, LZ>();
+    return variant_kern<KV, 2, 1, 3, 2, 0, PD, LZ>();
   else if constexpr (KV == KM_ATTN_TQ3)
-    return variant_kern<KV, 2, 1, 3, 0, 1, PD, LZ>();
+    return variant_kern<KV, 2, 1, 3, 1, 1, PD, LZ>();
   else
     return Kern{nullptr, 0};
 }

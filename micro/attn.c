@@ -922,7 +922,8 @@ PSL(ot2s_fp8_b16_32k, E4, TOK, 16, 2, 0);
 /* TurboQuant's fp16 norms the same way (converted when the tile is computed on, not at the load; its default
  * at depth 2 capped for 3 CTAs), here at depth 1; its default before, at b1 and b64 */
 PSL(ot1s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0);
-PSL(ot2c3s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 3); /* the default's kernel with the plain rescale */
+PSL(ot2c3s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 3); /* the former default's kernel with the plain rescale */
+PSL(ot2c3s_tq3_b64_32k, KM_ATTN_TQ3, TEN, 64, 2, 3);
 /* the same with TurboQuant's codes from uniform 3-bit's 16-bit windows (unpack 1): against ot2c3s */
 #define PSLW(name, b, c)                                                                                             \
   static const attn_params name = {A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, b, c, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 3, 1, \
@@ -996,10 +997,12 @@ PL2(l2p4_fp8_b16_32k, E4, TOK, 16, 4);
 PL2(l2p4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 4);
 PL2(l2p2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2);
 PDEF(quick_l2_fp8, E4, TOK, 4, 4096, .l2_ahead = 4);
-/* each format's default kernel rescaling O only in steps where some row's running maximum moved (uniform 3-bit
- * and TurboQuant do so by default: their plain-rescale kernels are the ot2c3w and ot2c3s rows) */
+/* each format's default kernel rescaling O only in steps where some row's running maximum moved (TurboQuant does so
+ * by default: its plain-rescale kernel is the ot2c3sw rows'; uniform 3-bit's default is the ot2c3w7 rows' kernel) */
 #define PLZ(name, fmt, sc, b) PDEF(name, fmt, sc, b, 32768, .lazy_rescale = 1)
 PLZ(lz_bf16_b16_32k, BF, TEN, 16);
+PLZ(lz_u3_b16_32k, KM_ATTN_U3, TEN, 16);
+PLZ(lz_u3_b64_32k, KM_ATTN_U3, TEN, 64);
 PLZ(lz_fp8_b16_32k, E4, TOK, 16);
 PLZ(lz_e4t_b16_32k, E4, TEN, 16);
 PDEF(quick_lz_fp8, E4, TOK, 4, 4096, .lazy_rescale = 1);
@@ -1262,6 +1265,7 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 1, "ot2c3", ot2c3_tq3_b1_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot1s", ot1s_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3s", ot2c3s_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 64, "ot2c3s", ot2c3s_tq3_b64_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3sw", ot2c3sw_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 64, "ot2c3sw", ot2c3sw_tq3_b64_32k, "kv_quant"),
 #define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
@@ -1303,6 +1307,8 @@ static const km_case attn_cases[] = {
     CTX32K_ROW("bf16", 16, "lz", SUM_LZ, lz_bf16_b16_32k, T_GQA),
     CTX32K_ROW("fp8_e4m3_tokhead", 16, "lz", SUM_LZ, lz_fp8_b16_32k, "kv_quant"),
     CTX32K_ROW("fp8_e4m3_tensor", 16, "lz", SUM_LZ, lz_e4t_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 16, "lz", SUM_LZ, lz_u3_b16_32k, "kv_quant"),
+    CTX32K_ROW("int3_g32", 64, "lz", SUM_LZ, lz_u3_b64_32k, "kv_quant"),
 #define SUM_WS "the same step with the last N tiles of each warp's chunk (stealN) free for any warp of its CTA, " \
                "claimed tile by tile, so that a CTA's faster warps take its slower warps' last tiles"
     BF16_ROW(16, 32k, "steal8", SUM_WS, steal8_bf16_b16_32k),
