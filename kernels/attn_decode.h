@@ -100,7 +100,8 @@ typedef struct km_attn_shape {
   int unpack;          /* uniform 3-bit: 1 unpacks codes two at a time from 16-bit windows (kernels/u3_unpack.h),
                           2 likewise, with V's pairs as 1 + code / 8, dequantized by one fp16 fma each;
                           TurboQuant (with scale_load 1): 1 takes its codes from the same windows, each pair's
-                          level-table selector by one add;
+                          level-table selector by one add; 3 likewise, with two pairs' levels looked up from one
+                          selector (four byte permutes for two pairs instead of six);
                           a variant, with an explicit prefetch (KM_ATTN_VARIANTS) */
   int combine;         /* 0: split sequences merge inside the decode kernel where the plan allows (cta_merge);
                           1: always the separate combine pass (the rows that compare the two) */
@@ -117,8 +118,8 @@ typedef struct km_attn_shape {
                           on L2 rather than HBM; each format's default kernel at head_dim 128 with <= 8 rows
                           (not e5m2), register pipeline, no variant, not paired, no merge_inflight 32 */
   int lazy_rescale;    /* 1: O is rescaled only in a step where some row's running maximum moved (the same values;
-                          fewer instructions per tile); the same kernels as l2_ahead, and not with it; uniform
-                          3-bit's and TurboQuant's default kernels rescale so anyway */
+                          fewer instructions per tile); the same kernels as l2_ahead, and not with it;
+                          TurboQuant's default kernel rescales so anyway */
   int tma_slots;       /* KM_ATTN_PIPE_TMA: ring slots per warp, 0 (the format's default: KM_ATTN_TMA_SLOTS 3,
                           e5m2 4), 3, 4 or 6 (each slot one 4 KiB tile; registers capped for 4, 3 or 2 CTAs per SM
                           so that the rings fit); 0 for the other pipelines */
@@ -183,12 +184,12 @@ static inline int km_attn_tma_slots(const km_attn_shape *s) {
 }
 
 /* The variant kernels (head_dim 128, <= 8 query rows, register pipeline, every format but e5m2; unpack 1:
- * uniform 3-bit, and TurboQuant with scale_load 1; 2 uniform 3-bit only; scale_load 1: fp8 e4m3 per token-head and TurboQuant only), as X(prefetch, otrans,
+ * uniform 3-bit, and TurboQuant with scale_load 1; 2 uniform 3-bit only; 3 TurboQuant with scale_load 1 only; scale_load 1: fp8 e4m3 per token-head and TurboQuant only), as X(prefetch, otrans,
  * ctas, unpack, scale_load); any other combination of the five fields with one of them set has no kernel. */
 #define KM_ATTN_VARIANTS(X)                                                                                  \
   X(1, 0, 0, 0, 0) X(2, 0, 0, 0, 0) X(4, 0, 0, 0, 0) X(1, 0, 3, 0, 0) X(1, 1, 0, 0, 0) X(2, 1, 0, 0, 0)         \
   X(1, 1, 3, 0, 0) X(2, 1, 3, 0, 0) X(1, 1, 4, 0, 0) X(1, 1, 0, 1, 0) X(2, 1, 3, 1, 0) X(1, 1, 4, 1, 0)         \
-  X(1, 1, 0, 0, 1) X(2, 1, 0, 0, 1) X(2, 1, 3, 0, 1) X(2, 1, 3, 2, 0) X(2, 1, 3, 1, 1)
+  X(1, 1, 0, 0, 1) X(2, 1, 0, 0, 1) X(2, 1, 3, 0, 1) X(2, 1, 3, 2, 0) X(2, 1, 3, 1, 1) X(2, 1, 3, 3, 1)
 
 /* Bytes of one (token, KV head) row of a cache in format kv: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte
  * records of 32 values), TurboQuant 3d / 8 (its fp16 norms are apart, in k_side / v_side). */

@@ -385,6 +385,22 @@ struct VPair<KM_ATTN_TQ3, VB, 1> {
   }
   __device__ __forceinline__ uint32_t frag(int j) const { return km_u3_tq_levels16(km_u3_v_pair_or(z, lo, hi, half, j, 0u)); }
 };
+// unpack 3: the same pairs, where two are taken together (codes 2j and 2j + 1, v_frags) looked up from one selector
+// (km_u3_tq_levels2: four byte permutes for two pairs instead of six)
+template <int VB>
+struct VPair<KM_ATTN_TQ3, VB, 3> : VPair<KM_ATTN_TQ3, VB, 1> {
+  using VPair<KM_ATTN_TQ3, VB, 1>::VPair;
+};
+// Codes 2j and 2j + 1 of a VPair as two fragments: each by frag, or TurboQuant's unpack 3 both at once.
+template <class VP>
+__device__ __forceinline__ void v_frags(const VP &v, int j, uint32_t &a, uint32_t &b) {
+  a = v.frag(2 * j), b = v.frag(2 * j + 1);
+}
+template <int VB>
+__device__ __forceinline__ void v_frags(const VPair<KM_ATTN_TQ3, VB, 3> &v, int j, uint32_t &a, uint32_t &b) {
+  km_u3_tq_levels2(km_u3_v_pair_or(v.z, v.lo, v.hi, v.half, 2 * j, 0u),
+                   km_u3_v_pair_or(v.z, v.lo, v.hi, v.half, 2 * j + 1, 0u), &a, &b);
+}
 
 // TurboQuant: the unnormalised Walsh-Hadamard transform of the 128 values a quad of lanes holds, 32 each
 // (lane c: indices 32c + i), then the sign flip `post` (or before it, `pre`): in-lane butterflies over the
@@ -1260,7 +1276,9 @@ __device__ __forceinline__ void pdl_start(const Params &p, int seq, int kvh, int
 // that order; 2 takes V's pairs as 1 + code / 8, dequantized by one fma each instead of a subtraction and an fma
 // (K's stay as 1: the rounding of zero - 8 scale is one error for all 32 dims of a group, so it shifts the token's
 // logit by that error times the group's sum of q; measured on an H100 at fc24c22 with K so too, 4 to 120 outputs
-// of the realistic-data rows fell outside the rows' tolerance, reports/attn-notes.md).
+// of the realistic-data rows fell outside the rows' tolerance, reports/attn-notes.md). TurboQuant (with SL 1): 1 takes
+// its codes from the same windows and looks each pair's levels up by three byte permutes; 3 looks up the two pairs
+// a K k-step or a V^T fragment takes together by four (km_u3_tq_levels2).
 // SL: fp8 and TurboQuant, register pipeline only, 1 loads a tile's per-token scales (norms) once, one per
 // lane, and shuffles them to the threads that use them (RegSource); the same values multiply the same products.
 // ST: 1 records when each warp reaches the step's points in p.stamps (stamp_after; a debug instantiation of
@@ -1286,7 +1304,8 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
   using T = Tile<D, KV, MT_, PFO>;
   constexpr int MT = T::M;
   static_assert(!OT || (T::HALVES == 1 && PIPE != KM_ATTN_PIPE_SMEM_RING), "O^T: <= 8 rows, registers or TMA");
-  static_assert(!UW || T::U3 || (T::TQ && UW == 1), "16-bit window unpacking: uniform 3-bit (1, 2), TurboQuant (1)");
+  static_assert(!UW || (T::U3 && UW <= 2) || (T::TQ && (UW == 1 || UW == 3)),
+                "16-bit window unpacking: uniform 3-bit (1, 2), TurboQuant (1, 3)");
   static_assert(!SL || ((T::FP8 || T::TQ) && PIPE == KM_ATTN_PIPE_REGISTERS),
                 "one scale load per lane: fp8 or TurboQuant, register pipeline");
   static_assert(!PD || PIPE == KM_ATTN_PIPE_REGISTERS, "L2 prefetch: register pipeline");
@@ -1486,7 +1505,11 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
           };
 #pragma unroll
           for (int ks = 0; ks < T::KSTEPS; ++ks) {
-            const uint32_t b0 = pair(2 * ks), b1 = pair(2 * ks + 1);
+            uint32_t b0, b1;
+            if constexpr (T::TQ && UW == 3)  // a k-step's two pairs looked up from one selector
+              km_u3_tq_levels2(km_u3_k_pair_or(z, kr.w, 2 * ks, 0u), km_u3_k_pair_or(z, kr.w, 2 * ks + 1, 0u), &b0, &b1);
+            else
+              b0 = pair(2 * ks), b1 = pair(2 * ks + 1);
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) mma<T::F16>(s[mt][2 * k + t], qa[mt][ks], b0, b1);
           }
@@ -1625,7 +1648,8 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
           const VPair<KV, T::VBYTES, UW> vt(vr[0], vr[1], g & 1);
 #pragma unroll
           for (int j = 0; j < OJ; ++j) {
-            const uint32_t a[2] = {vt.frag(2 * j), vt.frag(2 * j + 1)};
+            uint32_t a[2];
+            v_frags(vt, j, a[0], a[1]);
             mma_bf16_k8(o[0][j], a, pa[k][0][2 * t]);
           }
           src.after_v_part(it, i + k, t);
@@ -1644,7 +1668,9 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS) decode_kernel(const Params p
           // B = P^T: P of row g at the same tokens, i.e. the A fragment of O = P V's product
 #pragma unroll
           for (int j = 0; j < OJ; ++j) {
-            const uint32_t a[4] = {v01.frag(2 * j), v01.frag(2 * j + 1), v23.frag(2 * j), v23.frag(2 * j + 1)};
+            uint32_t a[4];
+            v_frags(v01, j, a[0], a[1]);
+            v_frags(v23, j, a[2], a[3]);
             mma<T::F16>(o[0][j], a, pa[k][0][0], pa[k][0][2]);
           }
         } else {
@@ -1974,11 +2000,11 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
                      : Kern{nullptr, 0};
 }
 
-// One listed variant of format KV; the window unpacking exists for uniform 3-bit (1, 2) and TurboQuant (1, with its
-// norms loaded once per lane) only, the one scale load per lane for fp8 e4m3 and TurboQuant only.
+// One listed variant of format KV; the window unpacking exists for uniform 3-bit (1, 2) and TurboQuant (1 and 3, with
+// its norms loaded once per lane) only, the one scale load per lane for fp8 e4m3 and TurboQuant only.
 template <int KV, int PF, int O, int CT, int UW, int SL, int PD = 0, int LZ = 0>
 Kern variant_kern() {
-  if constexpr ((UW && KV != KM_ATTN_U3 && !(UW == 1 && SL && KV == KM_ATTN_TQ3)) ||
+  if constexpr ((UW && !(KV == KM_ATTN_U3 && UW <= 2) && !((UW == 1 || UW == 3) && SL && KV == KM_ATTN_TQ3)) ||
                 (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
     return Kern{nullptr, 0};
   else
@@ -2043,7 +2069,10 @@ Kern kernel_variant_or_paired(const km_attn_shape &s) {
 // e5m2 has no variants. Uniform 3-bit then took its codes from 16-bit windows (the same variant with window
 // unpacking: 322.8 us, revision 261d074; 319.0 in the recorded run of c9c3ff8), then with V's pairs as 1 + code / 8
 // (unpack 2, H100, 5d26cf2: 287.8 against 295.1 us). TurboQuant takes its codes from the same windows (unpack 1, its
-// norms loaded once per lane: the variant rows ot2c3sw against ot2c3s).
+// norms loaded once per lane: the variant rows ot2c3sw against ot2c3s; H200, 4482f8e, b16 x 32K 427.0 against 447.7
+// us), and looks up the two pairs a k-step or a V^T fragment takes together from one selector (unpack 3: the rows
+// ot2c3sx against ot2c3sw; sm_90 SASS of the plain-rescale kernel 6,205 instructions against 6,386, PRMT 295
+// against 423, 165 registers against 168).
 template <int KV>
 constexpr bool has_default_variant() {
   return KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
@@ -2075,7 +2104,7 @@ Kern kernel_default_variant(const km_attn_shape &s) {
   else if constexpr (KV == KM_ATTN_U3)
     return variant_kern<KV, 2, 1, 3, 2, 0, PD, LZ>();
   else if constexpr (KV == KM_ATTN_TQ3)
-    return variant_kern<KV, 2, 1, 3, 1, 1, PD, LZ>();
+    return variant_kern<KV, 2, 1, 3, 3, 1, PD, LZ>();
   else
     return Kern{nullptr, 0};
 }

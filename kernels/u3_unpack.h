@@ -145,6 +145,17 @@ KM_U3_HD uint32_t km_u3_tq_levels(uint32_t sel) {
   return km_u3_prmt(lo, hi, 0x6240);
 }
 KM_U3_HD uint32_t km_u3_tq_levels16(uint32_t t) { return km_u3_tq_levels(t + (t >> 8)); }
+/* Two such pairs at once (unpack 3), t = a | b << 16 and u = c | d << 16: p = (level a, level b), q = (level c,
+ * level d) by four byte permutes on one selector instead of three each. m = t | u << 8 holds a, c, b, d at bits 0,
+ * 8, 16 and 24, so m + (m >> 12) has a, b, c, d in nibbles 0..3 (b and d move to bits 4 and 12, c's shift drops
+ * it, nothing carries); the byte permutes read those 16 bits only. lo / hi: the four levels' low / high bytes. */
+KM_U3_HD void km_u3_tq_levels2(uint32_t t, uint32_t u, uint32_t *p, uint32_t *q) {
+  const uint32_t m = t | (u << 8), sel = m + (m >> 12);
+  const uint32_t lo = km_u3_prmt_sel(KM_TQ3_F16_LO0, KM_TQ3_F16_LO1, sel);
+  const uint32_t hi = km_u3_prmt_sel(KM_TQ3_F16_HI0, KM_TQ3_F16_HI1, sel);
+  *p = km_u3_prmt(lo, hi, 0x5140);
+  *q = km_u3_prmt(lo, hi, 0x7362);
+}
 
 /* ---- The same pairs with each code in mantissa bits 7..9 of fp16 1.0 (halves 0x3C00 | code << 7, i.e. the
  * values 1 + code / 8, exact), so that one fused multiply-add by (8 scale, zero - 8 scale) dequantizes them:

@@ -49,7 +49,8 @@ typedef struct attn_params {
   int otrans;        /* O^T = V^T P^T accumulators (a variant: with an explicit prefetch) */
   int ctas;          /* registers capped for 3 or 4 CTAs per SM (0: the default 2) */
   int unpack;        /* codes two at a time from 16-bit windows (1: uniform 3-bit, TurboQuant with scale_load);
-                        uniform 3-bit with V's as 1 + code / 8 (2) */
+                        uniform 3-bit with V's as 1 + code / 8 (2); TurboQuant with scale_load, two pairs' levels
+                        from one selector (3) */
   int combine;       /* 1: the separate combine pass even where the kernel could merge its partials */
   int scale_load;    /* fp8 per token-head: a tile's scales loaded once, one per lane (a variant) */
   int chunk_tiles;   /* > 0: chunks of this many tiles instead of the planner's choice (its floor is 4) */
@@ -800,6 +801,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   if (p->prefetch || p->otrans || p->ctas)
     snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s%s", p->otrans ? "O^T, " : "",
              p->prefetch, p->ctas ? p->ctas : 2, p->unpack == 2 ? ", codes from 16-bit windows, V's as 1 + code / 8 (one fma each)"
+             : p->unpack == 3 ? ", codes from 16-bit windows, two pairs' levels from one selector"
              : p->unpack ? ", codes from 16-bit windows" : "",
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
@@ -924,13 +926,17 @@ PSL(ot2s_fp8_b16_32k, E4, TOK, 16, 2, 0);
 PSL(ot1s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 1, 0);
 PSL(ot2c3s_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2, 3); /* the former default's kernel with the plain rescale */
 PSL(ot2c3s_tq3_b64_32k, KM_ATTN_TQ3, TEN, 64, 2, 3);
-/* the same with TurboQuant's codes from uniform 3-bit's 16-bit windows (unpack 1): against ot2c3s */
-#define PSLW(name, b, c)                                                                                             \
-  static const attn_params name = {A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, b, c, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 3, 1, \
+/* the same with TurboQuant's codes from uniform 3-bit's 16-bit windows (unpack 1): against ot2c3s; and with
+ * two pairs' levels looked up from one selector (unpack 3): against ot2c3sw */
+#define PSLW(name, b, c, u)                                                                                          \
+  static const attn_params name = {A_DECODE, 32, 8, 128, KM_ATTN_TQ3, TEN, b, c, 16, 1, 0, 0, 0, 0, 0, 2, 0, 1, 3, u, \
                                    0, 1}
-PSLW(ot2c3sw_tq3_b16_32k, 16, 32768);
-PSLW(ot2c3sw_tq3_b64_32k, 64, 32768);
-PSLW(quick_sw_tq3, 4, 4096);
+PSLW(ot2c3sw_tq3_b16_32k, 16, 32768, 1);
+PSLW(ot2c3sw_tq3_b64_32k, 64, 32768, 1);
+PSLW(quick_sw_tq3, 4, 4096, 1);
+PSLW(ot2c3sx_tq3_b16_32k, 16, 32768, 3);
+PSLW(ot2c3sx_tq3_b64_32k, 64, 32768, 3);
+PSLW(quick_sx_tq3, 4, 4096, 3);
 PVAR(ot2c3_tq3_b64_32k, KM_ATTN_TQ3, TEN, 64, 2, 1, 3, 0);
 PVAR(ot2c3_tq3_b1_32k, KM_ATTN_TQ3, TEN, 1, 2, 1, 3, 0);
 /* the default before the scales were loaded once (O^T depth 1, each scale loaded by 8 lanes), at b1 */
@@ -998,7 +1004,7 @@ PL2(l2p4_u3_b16_32k, KM_ATTN_U3, TEN, 16, 4);
 PL2(l2p2_tq3_b16_32k, KM_ATTN_TQ3, TEN, 16, 2);
 PDEF(quick_l2_fp8, E4, TOK, 4, 4096, .l2_ahead = 4);
 /* each format's default kernel rescaling O only in steps where some row's running maximum moved (TurboQuant does so
- * by default: its plain-rescale kernel is the ot2c3sw rows'; uniform 3-bit's default is the ot2c3w7 rows' kernel) */
+ * by default: its plain-rescale kernel is the ot2c3sx rows'; uniform 3-bit's default is the ot2c3w7 rows' kernel) */
 #define PLZ(name, fmt, sc, b) PDEF(name, fmt, sc, b, 32768, .lazy_rescale = 1)
 PLZ(lz_bf16_b16_32k, BF, TEN, 16);
 PLZ(lz_u3_b16_32k, KM_ATTN_U3, TEN, 16);
@@ -1268,6 +1274,8 @@ static const km_case attn_cases[] = {
     VAR_ROW("turboquant3", 64, "ot2c3s", ot2c3s_tq3_b64_32k, "kv_quant"),
     VAR_ROW("turboquant3", 16, "ot2c3sw", ot2c3sw_tq3_b16_32k, "kv_quant"),
     VAR_ROW("turboquant3", 64, "ot2c3sw", ot2c3sw_tq3_b64_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 16, "ot2c3sx", ot2c3sx_tq3_b16_32k, "kv_quant"),
+    VAR_ROW("turboquant3", 64, "ot2c3sx", ot2c3sx_tq3_b64_32k, "kv_quant"),
 #define SUM_COMB "the same step with one partial per chunk and the separate combine pass (no merge in the kernel)"
 #define COMB_ROW(fmt, b, params, tech) CTX32K_ROW(fmt, b, "combine", SUM_COMB, params, tech)
     COMB_ROW("bf16", 1, comb_bf16_b1_32k, T_GQA),
@@ -1429,6 +1437,8 @@ static const km_case attn_cases[] = {
     {"attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/ot2c3w7/quick", "kv_quant", SUM_VAR, run_attn, &quick_w7_u3,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/int3_g32/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/ot2c3sw/quick", "kv_quant", SUM_VAR, run_attn, &quick_sw_tq3,
+     KM_CASE_QUICK, "attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick"},
+    {"attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/ot2c3sx/quick", "kv_quant", SUM_VAR, run_attn, &quick_sx_tq3,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/turboquant3/b4/ctx4k/quick"},
     {"attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/l2p4/quick", "kv_quant", SUM_L2, run_attn, &quick_l2_fp8,
      KM_CASE_QUICK, "attn/decode/gqa32x8/d128/fp8_e4m3_tokhead/b4/ctx4k/quick"},

@@ -64,6 +64,14 @@ int main(void) {
       check(gc == wc, "k pair codes", n, i, gc, wc);
       const uint32_t gl = km_u3_tq_levels16(gc), wl = tq_pair_of(code_of(lo, i), code_of(lo, i + 16));
       check(gl == wl, "k pair TurboQuant levels", n, i, gl, wl);
+      if (n % 2 == 1) { /* unpack 3: a k-step's two pairs from one selector */
+        const int i0 = km_u3_k_pair(n - 1);
+        uint32_t p0, p1;
+        km_u3_tq_levels2(km_u3_k_pair_or(z, lo, n - 1, 0), gc, &p0, &p1);
+        const uint32_t w0 = tq_pair_of(code_of(lo, i0), code_of(lo, i0 + 16));
+        check(p0 == w0, "k pairs' TurboQuant levels from one selector (first)", n - 1, i0, p0, w0);
+        check(p1 == wl, "k pairs' TurboQuant levels from one selector (second)", n, i, p1, wl);
+      }
     }
     for (int h = 0; h < 2; h++) {
       uint32_t zv[3];
@@ -77,6 +85,13 @@ int main(void) {
         check(gc == wc, "v pair codes (half, j)", h, j, gc, wc);
         const uint32_t gl = km_u3_tq_levels16(gc), wl = tq_pair_of(code_of(lo, 16 * h + j), code_of(hi, 16 * h + j));
         check(gl == wl, "v pair TurboQuant levels (half, j)", h, j, gl, wl);
+        if (j % 2 == 1) { /* unpack 3: codes j - 1 and j from one selector */
+          uint32_t p0, p1;
+          km_u3_tq_levels2(km_u3_v_pair_or(zv, lo, hi, h, j - 1, 0), gc, &p0, &p1);
+          const uint32_t w0 = tq_pair_of(code_of(lo, 16 * h + j - 1), code_of(hi, 16 * h + j - 1));
+          check(p0 == w0, "v pairs' TurboQuant levels from one selector (first; half, j)", h, j - 1, p0, w0);
+          check(p1 == wl, "v pairs' TurboQuant levels from one selector (second; half, j)", h, j, p1, wl);
+        }
         const uint32_t got7 = km_u3_v_pair_bits7(zv, lo, hi, h, j);
         const uint32_t want7 = pair7_of(code_of(lo, 16 * h + j), code_of(hi, 16 * h + j));
         check(got7 == want7, "v pair (unpack 2, half, j)", h, j, got7, want7);

@@ -369,6 +369,10 @@ static void test_plan_errors(void) {
   KM_EXPECT(km_attn_shape_error(&win) == NULL);
   win.unpack = 2;
   KM_EXPECT(km_attn_shape_error(&win) != NULL);
+  win.unpack = 3; /* two pairs' levels from one selector: (2, 1, 3, 3, 1) is listed */
+  KM_EXPECT(km_attn_shape_error(&win) == NULL);
+  win.scale_load = 0;
+  KM_EXPECT(km_attn_shape_error(&win) != NULL);
   win.kv = KM_ATTN_U3, win.unpack = 1, win.scale_load = 0;
   win.ctas = 0;
   KM_EXPECT(km_attn_shape_error(&win) != NULL); /* (2, 1, 0, 1) is not listed */
@@ -492,8 +496,9 @@ int main(void) {
   for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i) {
     const tcase *t = &depth_cases[i];
     for (size_t k = 0; k < sizeof variants / sizeof variants[0]; ++k)
-      if ((!variants[k].unpack || t->kv == KM_ATTN_U3 || /* window unpacking: 3-bit, TurboQuant's unpack 1 */
-           (variants[k].unpack == 1 && variants[k].scale_load && t->kv == KM_ATTN_TQ3)) &&
+      if ((!variants[k].unpack || (t->kv == KM_ATTN_U3 && variants[k].unpack <= 2) || /* window unpacking: 3-bit, */
+           ((variants[k].unpack == 1 || variants[k].unpack == 3) && variants[k].scale_load && /* TurboQuant's 1, 3 */
+            t->kv == KM_ATTN_TQ3)) &&
           (!variants[k].scale_load || (t->kv == KM_ATTN_FP8_E4M3 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD) ||
            t->kv == KM_ATTN_TQ3))
         run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, variants[k]);
