@@ -397,5 +397,19 @@ so="$(dirname "$0")/../scripts/sass-opcodes.sh"
 bash "$so" "$tmp/none.sass" . 2>/dev/null
 [ $? -eq 2 ] || bad "sass-opcodes on a missing file: want exit 2"
 
+# ---- scripts/sass-loops.py (static counts of each loop from its backward branch) on a one-loop sample: the loop's
+# four instructions without the NOP inside it, the forward branch not a loop, MIN; a missing file or bad MIN is exit 2
+if command -v python3 >/dev/null; then
+  sl="$(dirname "$0")/../scripts/sass-loops.py"
+  out=$(python3 "$sl" "$fx/sass-loop-sample.sass" loop 2)
+  [ "$out" = "$(printf '_Z4loopPf: 9 instructions\n  loop 0x20-0x60: 4 instructions; FADD 2 BRA 1 ISETP 1')" ] ||
+    bad "sass-loops: want the one loop of 4: $out"
+  [ "$(python3 "$sl" "$fx/sass-loop-sample.sass" loop | wc -l)" -eq 1 ] || bad "sass-loops: a loop below MIN 100 listed"
+  python3 "$sl" "$tmp/none.sass" . 2>/dev/null
+  [ $? -eq 2 ] || bad "sass-loops on a missing file: want exit 2"
+  python3 "$sl" "$fx/sass-loop-sample.sass" loop many 2>/dev/null
+  [ $? -eq 2 ] || bad "sass-loops with a MIN that is not a number: want exit 2"
+fi
+
 [ "$fail" -eq 0 ] && echo "report_tests: all passed"
 exit "$fail"
