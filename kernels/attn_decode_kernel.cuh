@@ -2071,8 +2071,8 @@ Kern kernel_variant_or_paired(const km_attn_shape &s) {
 // (unpack 2, H100, 5d26cf2: 287.8 against 295.1 us). TurboQuant takes its codes from the same windows (unpack 1, its
 // norms loaded once per lane: the variant rows ot2c3sw against ot2c3s; H200, 4482f8e, b16 x 32K 427.0 against 447.7
 // us), and looks up the two pairs a k-step or a V^T fragment takes together from one selector (unpack 3: the rows
-// ot2c3sx against ot2c3sw; sm_90 SASS of the plain-rescale kernel 6,205 instructions against 6,386, PRMT 295
-// against 423, 165 registers against 168).
+// ot2c3sx against ot2c3sw, H100, fc79032, b16 x 32K 363.0 against 424.5 us, b64 1,384.9 against 1,623.4; sm_90 SASS
+// of the plain-rescale kernel 6,205 instructions against 6,386, PRMT 295 against 423, 165 registers against 168).
 template <int KV>
 constexpr bool has_default_variant() {
   return KV == KM_ATTN_FP8_E4M3 || KV == KM_ATTN_U3 || KV == KM_ATTN_TQ3;
@@ -2081,7 +2081,8 @@ constexpr bool has_default_variant() {
 // 547ef6a, b16 x 32K in the same chunks: 379.1 against 457.4 us; b1 x 32K 33.2 against 37.3; b06fbe9 in
 // the planner's chunks: 315.4 against 365.1). TurboQuant: its norms loaded so too (b06fbe9, b16 x 32K 446.6
 // against 496.7 us, b64 1,723.6 against 1,921.7, b1 42.9 against 45.3).
-// TurboQuant rescales O lazily (the lazy_rescale rows, H200, 4c25d5d, b16 x 32K: 433.6 against 444.8 us).
+// TurboQuant rescales O lazily (the lazy_rescale rows, H200, 4c25d5d, b16 x 32K: 433.6 against 444.8 us; with unpack
+// 3 on an H100, fc79032: the default 354.4 against ot2c3sx's 363.0).
 // Uniform 3-bit did so too (309.0 against 320.7 us there) until its pairs took one LOP3 each (5d26cf2): on an H100
 // the lazy rescale then measured 294.2 against 295.1 us at b16 x 32K and 1,130.0 against 1,127.0 at b64, and the
 // plain rescale with V's pairs as 1 + code / 8 (unpack 2) 287.8 and 1,096.6, so uniform 3-bit's default is that
