@@ -6,6 +6,7 @@
 # the latency table, the repeatability comparison (rows more than 3% apart, each with what report compare
 # measured differently between the two runs, and nothing else), the CMAKE_CUDA_ARCHITECTURES=80-virtual
 # build beside the default one, the technique tables of an MLA and a hybrid model, and the plots. Usage: scripts/record-run.sh DIR BUILD [NAME]
+# (a run made in several calls: scripts/merge-calls.sh makes their folders one DIR first)
 set -euo pipefail
 src=$1
 build=$2

@@ -411,5 +411,45 @@ if command -v python3 >/dev/null; then
   [ $? -eq 2 ] || bad "sass-loops with a MIN that is not a number: want exit 2"
 fi
 
+# ---- scripts/merge-calls.sh (several h200.sh calls as one folder for record-run.sh): summaries under "call N:",
+# numbered commands, the logs of both calls with the earlier one's build.log renamed, the full run's files; a second
+# full run, none, an existing OUTDIR, a folder without summary.txt or an odd argument list is exit 2 and no OUTDIR
+mc="$(dirname "$0")/../scripts/merge-calls.sh"
+mkdir -p "$tmp/mc/c1/l" "$tmp/mc/c2/l"
+echo "full run line" >"$tmp/mc/c1/summary.txt"
+echo "sanitize line" >"$tmp/mc/c2/summary.txt"
+echo '{}' >"$tmp/mc/c1/h200.json"
+echo '{}' >"$tmp/mc/c1/h200-params.json"
+echo "build one" >"$tmp/mc/c1/l/build.log"
+echo "full" >"$tmp/mc/c1/l/full.txt"
+echo "build two" >"$tmp/mc/c2/l/build.log"
+echo "ERROR SUMMARY: 0 errors" >"$tmp/mc/c2/l/sanitize-memcheck.txt"
+(cd "$tmp/mc/c1/l" && tar czf ../logs.tgz build.log full.txt)
+(cd "$tmp/mc/c2/l" && tar czf ../logs.tgz build.log sanitize-memcheck.txt)
+bash "$mc" "$tmp/mc/out" "$tmp/mc/c1" "h200.sh build full" "$tmp/mc/c2" "h200.sh build sanitize" >/dev/null ||
+  bad "merge-calls failed"
+[ "$(cat "$tmp/mc/out/summary.txt" 2>/dev/null)" = "$(printf 'call 1:\nfull run line\n\ncall 2:\nsanitize line')" ] ||
+  bad "merge-calls: summary.txt: $(cat "$tmp/mc/out/summary.txt" 2>&1)"
+[ "$(sed -n 3p "$tmp/mc/out/commands.txt" 2>/dev/null)" = '2. `h200.sh build sanitize`' ] ||
+  bad "merge-calls: commands.txt: $(cat "$tmp/mc/out/commands.txt" 2>&1)"
+mkdir "$tmp/mc/x" && tar xzf "$tmp/mc/out/logs.tgz" -C "$tmp/mc/x" 2>/dev/null
+[ "$(cat "$tmp/mc/x/build.log" "$tmp/mc/x/build-call1.log" "$tmp/mc/x/full.txt" "$tmp/mc/x/sanitize-memcheck.txt" 2>&1)" = \
+  "$(printf 'build two\nbuild one\nfull\nERROR SUMMARY: 0 errors')" ] || bad "merge-calls: logs: $(ls "$tmp/mc/x")"
+[ -f "$tmp/mc/out/h200.json" ] && [ -f "$tmp/mc/out/h200-params.json" ] || bad "merge-calls: the full run's files missing"
+mc_error() { # description, then the arguments: exit 2, one stderr line, no folder left at $tmp/mc/bad
+  local what="$1"; shift
+  bash "$mc" "$@" >/dev/null 2>"$tmp/mc/err"
+  local rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/mc/err")" -eq 1 ] && [ ! -e "$tmp/mc/bad" ] ||
+    bad "merge-calls ($what): exit $rc, $(cat "$tmp/mc/err")"
+}
+cp "$tmp/mc/c1/h200.json" "$tmp/mc/c2/h200.json"
+mc_error "two full runs" "$tmp/mc/bad" "$tmp/mc/c1" a "$tmp/mc/c2" b
+rm "$tmp/mc/c1/h200.json" "$tmp/mc/c2/h200.json"
+mc_error "no full run" "$tmp/mc/bad" "$tmp/mc/c1" a "$tmp/mc/c2" b
+mc_error "OUTDIR exists" "$tmp/mc/out" "$tmp/mc/c2" b
+mc_error "no summary.txt" "$tmp/mc/bad" "$tmp/mc/x" a
+mc_error "a folder without its command" "$tmp/mc/bad" "$tmp/mc/c1" a "$tmp/mc/c2"
+
 [ "$fail" -eq 0 ] && echo "report_tests: all passed"
 exit "$fail"
