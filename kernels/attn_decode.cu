@@ -245,8 +245,7 @@ extern "C" const char *km_attn_shape_error(const km_attn_shape *s) {
   listed = listed || (s->prefetch == pf && s->otrans == o && s->ctas == ct && s->unpack == uw && s->scale_load == sl);
     KM_ATTN_VARIANTS(KM_ATTN_VARIANT_LISTED)
 #undef KM_ATTN_VARIANT_LISTED
-    const bool unpack_ok = !s->unpack || (s->kv == KM_ATTN_U3 && s->unpack <= 2) ||
-                           ((s->unpack == 1 || s->unpack == 3) && s->scale_load && s->kv == KM_ATTN_TQ3);
+    const bool unpack_ok = km_attn_unpack_exists(s->kv, s->unpack, s->scale_load);
     if (!listed || !variant_shape || s->pair || !unpack_ok)
       return "variants (prefetch 1, 2 or 4; O^T; 3 or 4 CTAs per SM; window unpacking 1 or 2 for uniform 3-bit, 1 or 3 "
              "for TurboQuant with its norms loaded once; one "

@@ -191,6 +191,18 @@ static inline int km_attn_tma_slots(const km_attn_shape *s) {
   X(1, 1, 3, 0, 0) X(2, 1, 3, 0, 0) X(1, 1, 4, 0, 0) X(1, 1, 0, 1, 0) X(2, 1, 3, 1, 0) X(1, 1, 4, 1, 0)         \
   X(1, 1, 0, 0, 1) X(2, 1, 0, 0, 1) X(2, 1, 3, 0, 1) X(2, 1, 3, 2, 0) X(2, 1, 3, 1, 1) X(2, 1, 3, 3, 1)
 
+/* Whether the window unpacking `unpack` exists for format kv with scale_load as given (unpack 0 always does):
+ * uniform 3-bit 1 and 2; TurboQuant 1 and 3, with its norms loaded once per lane. The one rule
+ * km_attn_shape_error, the kernels' variant table (at compile time) and gpu_attn's variant loop ask. */
+#ifdef __cplusplus
+#define KM_ATTN_CONSTEXPR constexpr
+#else
+#define KM_ATTN_CONSTEXPR
+#endif
+static inline KM_ATTN_CONSTEXPR int km_attn_unpack_exists(int kv, int unpack, int scale_load) {
+  return !unpack || (kv == KM_ATTN_U3 && unpack <= 2) || ((unpack == 1 || unpack == 3) && scale_load && kv == KM_ATTN_TQ3);
+}
+
 /* Bytes of one (token, KV head) row of a cache in format kv: bf16 2d, fp8 d, uniform 3-bit d / 2 (16-byte
  * records of 32 values), TurboQuant 3d / 8 (its fp16 norms are apart, in k_side / v_side). */
 size_t km_attn_head_bytes(km_attn_kv kv, int head_dim);

@@ -2004,8 +2004,7 @@ Kern kernel_for_mt(int mt, km_attn_pipe pipe) {
 // its norms loaded once per lane) only, the one scale load per lane for fp8 e4m3 and TurboQuant only.
 template <int KV, int PF, int O, int CT, int UW, int SL, int PD = 0, int LZ = 0>
 Kern variant_kern() {
-  if constexpr ((UW && !(KV == KM_ATTN_U3 && UW <= 2) && !((UW == 1 || UW == 3) && SL && KV == KM_ATTN_TQ3)) ||
-                (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
+  if constexpr (!km_attn_unpack_exists(KV, UW, SL) || (SL && KV != KM_ATTN_FP8_E4M3 && KV != KM_ATTN_TQ3))
     return Kern{nullptr, 0};
   else
     return kernel_pipe<128, KV, 0, KM_ATTN_PIPE_REGISTERS, PF, 1, O, CT ? CT : KM_ATTN_MIN_BLOCKS, UW, SL, 0, 16, PD,

@@ -785,6 +785,16 @@ static void stamp_report(km_bench *b, attn_run *r, char *line, size_t len) {
   km_attn_stamps_format(&sm, line + 2, len - 2);
 }
 
+/* The label's words for a variant's window unpacking (attn_params.unpack). */
+static const char *unpack_note(int unpack) {
+  switch (unpack) {
+    case 0: return "";
+    case 2: return ", codes from 16-bit windows, V's as 1 + code / 8 (one fma each)";
+    case 3: return ", codes from 16-bit windows, two pairs' levels from one selector";
+    default: return ", codes from 16-bit windows";
+  }
+}
+
 static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   setup(b, p, r);
   KM_RETURN_IF_STOPPED(b);
@@ -800,9 +810,7 @@ static void run_step(km_bench *b, const attn_params *p, attn_run *r) {
   char variant[192] = "";
   if (p->prefetch || p->otrans || p->ctas)
     snprintf(variant, sizeof variant, ", %s%d tile(s) ahead, registers for %d CTAs/SM%s%s", p->otrans ? "O^T, " : "",
-             p->prefetch, p->ctas ? p->ctas : 2, p->unpack == 2 ? ", codes from 16-bit windows, V's as 1 + code / 8 (one fma each)"
-             : p->unpack == 3 ? ", codes from 16-bit windows, two pairs' levels from one selector"
-             : p->unpack ? ", codes from 16-bit windows" : "",
+             p->prefetch, p->ctas ? p->ctas : 2, unpack_note(p->unpack),
              p->scale_load ? ", scales loaded once per tile" : "");
   if (p->l2_ahead) snprintf(variant, sizeof variant, ", %d tiles prefetched into L2 ahead", p->l2_ahead);
   if (p->lazy_rescale) snprintf(variant, sizeof variant, ", O rescaled only where a maximum moved");

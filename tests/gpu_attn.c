@@ -496,9 +496,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof depth_cases / sizeof depth_cases[0]; ++i) {
     const tcase *t = &depth_cases[i];
     for (size_t k = 0; k < sizeof variants / sizeof variants[0]; ++k)
-      if ((!variants[k].unpack || (t->kv == KM_ATTN_U3 && variants[k].unpack <= 2) || /* window unpacking: 3-bit, */
-           ((variants[k].unpack == 1 || variants[k].unpack == 3) && variants[k].scale_load && /* TurboQuant's 1, 3 */
-            t->kv == KM_ATTN_TQ3)) &&
+      if (km_attn_unpack_exists(t->kv, variants[k].unpack, variants[k].scale_load) &&
           (!variants[k].scale_load || (t->kv == KM_ATTN_FP8_E4M3 && t->scale == KM_ATTN_SCALE_TOKEN_HEAD) ||
            t->kv == KM_ATTN_TQ3))
         run_case_with(t, 0, KM_ATTN_PIPE_REGISTERS, variants[k]);
